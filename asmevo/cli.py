@@ -1,0 +1,55 @@
+"""The ``asmevo`` command: sub-commands dispatched to modules in ``asmevo.tools``.
+
+Every sub-command module exposes ``add_arguments(parser)`` and ``run(args) -> int``.
+Bad input (:class:`~asmevo.errors.AsmevoError`) prints one clear message and
+exits with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import AsmevoError
+
+#: sub-command -> (module in asmevo.tools, one-line help)
+COMMANDS = {
+    "dis": ("dis", "disassemble a code object into reassemblable assembly"),
+    "asm": ("asm", "assemble and link assembly text into a code object"),
+    "roundtrip": ("roundtrip", "dis + asm a code object and compare the result with the original"),
+    "analyze": ("analyze", "CFG, liveness, waitcnt, register budget and hazard analyses"),
+    "run": ("run", "run a kernel in the embedded gfx942 emulator"),
+    "verify": ("verify", "verify a candidate code object against the original"),
+    "equiv": ("equiv", "z3 equivalence of two straight-line instruction windows"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``asmevo``; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="asmevo", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    mods = {}
+    for name, (modname, help_) in COMMANDS.items():
+        try:
+            mod = importlib.import_module(f"asmevo.tools.{modname}")
+        except ImportError:
+            continue  # sub-command not built yet
+        mods[name] = mod
+        p = sub.add_parser(name, help=help_, description=help_)
+        mod.add_arguments(p)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        return int(mods[args.command].run(args) or 0)
+    except AsmevoError as e:
+        print(f"asmevo {args.command}: {e}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Errors that asmevo reports to users.
+
+Every error that comes from bad input is an :class:`AsmevoError` carrying where
+it happened (file, line:column or byte offset) and what was expected.  The
+command-line tools print ``str(err)`` and exit with status 2; they never show a
+traceback for these.
+"""
+
+from __future__ import annotations
+
+
+class AsmevoError(Exception):
+    """Bad input or an unusable environment.
+
+    Attributes:
+        message: what went wrong and what was expected.
+        file: the input file, when known.
+        line, column: 1-based position in a text input, when known.
+        offset: byte offset in a binary input, when known.
+    """
+
+    exit_status = 2
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 column: int | None = None, offset: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        self.offset = offset
+
+    def location(self) -> str:
+        """Return ``file:line:column`` / ``file: offset 0x..`` (empty when unknown)."""
+        loc = self.file or ""
+        if self.line is not None:
+            loc += f":{self.line}"
+            if self.column is not None:
+                loc += f":{self.column}"
+        elif self.offset is not None:
+            loc += f": byte offset {self.offset:#x}"
+        return loc
+
+    def __str__(self) -> str:
+        loc = self.location()
+        return f"{loc}: error: {self.message}" if loc else f"error: {self.message}"
+
+
+class AsmSyntaxError(AsmevoError):
+    """Assembly text that does not parse or does not type-check against the ISA table."""
+
+
+class CodeObjectError(AsmevoError):
+    """A truncated, corrupt or foreign ELF file (byte offset given)."""
+
+
+class ToolNotFoundError(AsmevoError):
+    """An LLVM tool (llvm-mc, llvm-objdump, ld.lld) could not be found."""
+
+
+class ToolFailedError(AsmevoError):
+    """An LLVM tool ran and failed; the message holds its diagnostics."""

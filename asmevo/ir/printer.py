@@ -1,0 +1,67 @@
+"""Print IR as reassemblable gfx942 assembly (the syntax llvm-mc accepts).
+
+Instructions flagged ``raw`` (their text would not re-encode to the original
+bytes, e.g. a literal equal to an inline constant, which llvm-mc folds) are
+printed as ``.long`` words of their original encoding followed by the text in
+a comment, so untouched code reassembles byte for byte.
+"""
+
+from __future__ import annotations
+
+import io
+
+from .instruction import Instruction
+from .module import AmdhsaKernel, BasicBlock, Directive, Kernel, LabelDef, MetadataBlock, Module
+
+
+def print_instruction(inst: Instruction) -> str:
+    """One line (no newline): ``\\tv_add_f32_e32 v0, v1, v2``, or ``.long`` words if raw."""
+    if inst.raw and inst.encoding is not None:
+        enc = inst.encoding
+        words = ", ".join(f"{int.from_bytes(enc[i:i + 4], 'little'):#010x}"
+                          for i in range(0, len(enc), 4))
+        return f"\t.long\t{words}\t; {inst.text()}"
+    return "\t" + inst.text()
+
+
+def print_block(block: BasicBlock, out: io.StringIO) -> None:
+    """Write a block: its directives, its label, its instructions."""
+    for d in block.directives:
+        out.write("\t" + d.text() + "\n")
+    if block.label:
+        out.write(block.label + ":\n")
+    for inst in block.instructions:
+        out.write(print_instruction(inst) + "\n")
+
+
+def print_kernel(kernel: Kernel, out: io.StringIO) -> None:
+    """Write a function's code: the symbol label, then its blocks."""
+    out.write(f"{kernel.name}:\n")
+    for i, b in enumerate(kernel.blocks):
+        if i == 0 and b.label == kernel.name:
+            b = BasicBlock(None, b.instructions, b.directives)
+        print_block(b, out)
+
+
+def print_module(module: Module) -> str:
+    """The whole module as assembly text that llvm-mc can assemble."""
+    out = io.StringIO()
+    for it in module.items:
+        if isinstance(it, Directive):
+            out.write("\t" + it.text() + "\n")
+        elif isinstance(it, LabelDef):
+            out.write(it.name + ":\n")
+        elif isinstance(it, Kernel):
+            print_kernel(it, out)
+        elif isinstance(it, AmdhsaKernel):
+            out.write(f"\t.amdhsa_kernel {it.name}\n")
+            for k, v in it.fields.items():
+                out.write(f"\t\t{k} {v}\n")
+            out.write("\t.end_amdhsa_kernel\n")
+        elif isinstance(it, MetadataBlock):
+            out.write("\t.amdgpu_metadata\n")
+            out.write(it.text if it.text.endswith("\n") else it.text + "\n")
+            out.write("\t.end_amdgpu_metadata\n")
+        else:  # pragma: no cover - programming error
+            raise TypeError(f"unknown module item {it!r}")
+    return out.getvalue()
