@@ -1,0 +1,632 @@
+"""gfx942 assembly text -> asmevo IR.
+
+The syntax of one line (labels, a directive or an instruction, comments) is
+defined once, in ``grammar.lark`` (Lark LALR, contextual lexer).  The
+:class:`_ToIR` transformer runs during the parse (no parse tree is built), and
+results are memoised per distinct line text: real kernels repeat a handful of
+thousand distinct lines tens of thousands of times.
+
+File structure (functions, basic blocks, ``.amdhsa_kernel`` and
+``.amdgpu_metadata`` blocks) is assembled from the per-line results by
+:func:`parse_asm`:
+
+* a function's code starts at the label of a symbol declared
+  ``.type NAME,@function`` (or, in a file without any ``.type ...,@function``,
+  at any non-local label in a text section that is followed by an
+  instruction) and ends at its ``.size`` directive, a section change, or the
+  next function;
+* blocks split at labels, after branches (``s_branch``, ``s_cbranch_*``,
+  ``s_setpc_b64``) and ``s_endpgm``, and where a directive sits between
+  instructions (that directive belongs to the next block's ``directives``);
+* directives between functions stay top-level :class:`Directive` items.
+
+Syntax follows LLVM's AMDGPUAsmParser / AMDGPUInstPrinter (LLVM 19, gfx942).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import sys
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..errors import AsmSyntaxError
+from ..ir.instruction import Instruction
+from ..ir.module import (AmdhsaKernel, BasicBlock, Directive, Kernel, LabelDef, MetadataBlock,
+                         Module)
+from ..ir.operands import Expr, Func, FuncList, Imm, Label, Reg, Special, Src
+
+__all__ = ["parse_asm", "parse_instruction", "parse_line", "GRAMMAR_PATH", "ANON_PREFIX"]
+
+GRAMMAR_PATH = pathlib.Path(__file__).with_name("grammar.lark")
+
+#: Name given to a function made for instructions that appear before any
+#: function label (e.g. a snippet); a local label, so printing it adds no symbol.
+ANON_PREFIX = ".Lasmevo_func"
+
+_intern = sys.intern
+
+
+def _int(text: str) -> int:
+    t = text.lower()
+    if t.startswith("0x"):
+        return int(t, 16)
+    if t.startswith("0b"):
+        return int(t[2:], 2)
+    return int(t, 10)
+
+
+# ---------------------------------------------------------------------------
+# Transformer: tokens/rules -> IR values.  Expression nodes are carried as
+# (text, kind, value) triples so that a plain label or number becomes a Label
+# or Imm and anything else an Expr with normalised text.
+# ---------------------------------------------------------------------------
+
+_E_INT, _E_FLOAT, _E_IDENT, _E_LABEL, _E_OTHER = range(5)
+
+
+@v_args(inline=True)
+class _ToIR(Transformer):
+    """Build IR values while parsing (passed to Lark as ``transformer=``)."""
+
+    # -- line ------------------------------------------------------------
+    def start(self, *items):
+        labels = []
+        stmt = None
+        for it in items:
+            if isinstance(it, Token):  # LABEL_DEF
+                labels.append(_intern(it.value[:-1].rstrip()))
+            else:
+                stmt = it
+        return tuple(labels), stmt
+
+    def directive(self, name, args=None):
+        return ("d", _intern(str(name)), str(args).strip() if args is not None else "")
+
+    def instruction(self, mnemonic, *rest):
+        operands = ()
+        mods = []
+        for r in rest:
+            if type(r) is list:
+                operands = tuple(r)
+            else:
+                mods.append(r)
+        return ("i", _intern(mnemonic.value.lower()), operands, tuple(mods))
+
+    def operands(self, *ops):
+        return list(ops)
+
+    # -- operands --------------------------------------------------------
+    def src(self, b):
+        return b
+
+    def src_neg(self, b):
+        if type(b) is Imm:
+            v = b.value
+            return Imm(-v, "-" + b.text)
+        return Src(b, neg=True)
+
+    def src_abs(self, b):
+        return Src(b, abs=True)
+
+    def src_negabs(self, b):
+        return Src(b, neg=True, abs=True)
+
+    def src_fneg(self, _tok, s):
+        if type(s) is Src:
+            if s.neg or s.style == "bar" and s.abs:
+                raise ValueError("neg() applied to an operand that already has a modifier")
+            return Src(s.base, neg=True, abs=s.abs, sext=s.sext, style="func")
+        return Src(s, neg=True, style="func")
+
+    def src_fabs(self, _tok, s):
+        if type(s) is Src:
+            if s.neg or s.abs:
+                raise ValueError("abs() applied to an operand that already has a modifier")
+            return Src(s.base, abs=True, sext=s.sext, style="func")
+        return Src(s, abs=True, style="func")
+
+    def src_sext(self, _tok, s):
+        if type(s) is Src:
+            raise ValueError("sext() applies to a plain operand")
+        return Src(s, sext=True)
+
+    def reg(self, t):
+        v = t.value
+        if v[0] == "t":
+            return Reg("ttmp", int(v[4:]))
+        return Reg(v[0], int(v[1:]))
+
+    def regrange(self, t):
+        v = t.value
+        f = "ttmp" if v[0] == "t" else v[0]
+        inner = v[v.index("[") + 1:-1]
+        if ":" in inner:
+            lo, hi = inner.split(":")
+            lo, hi = int(lo), int(hi)
+        else:
+            lo = hi = int(inner)
+        if hi < lo:
+            raise ValueError(f"register range {v} ends before it starts")
+        return Reg(f, lo, hi - lo + 1)
+
+    def special(self, t):
+        return Special(_intern(t.value))
+
+    def func(self, name, *args):
+        if len(args) == 1 and args[0] is None:
+            args = ()
+        return Func(_intern(name.value), tuple(args))
+
+    def funclist(self, *funcs):
+        return FuncList(tuple(funcs))
+
+    def farg_int(self, t):
+        return _int(t.value)
+
+    def farg_negint(self, t):
+        return -_int(t.value)
+
+    def farg_ident(self, t):
+        return t.value
+
+    def farg_string(self, t):
+        return t.value
+
+    def expr_operand(self, e):
+        text, kind, value = e
+        if kind == _E_INT or kind == _E_FLOAT:
+            return Imm(value, text)
+        if kind == _E_IDENT:
+            return Label(value)
+        if kind == _E_LABEL:
+            return Label(*value)
+        return Expr(text)
+
+    # -- expressions -----------------------------------------------------
+    def e_int(self, t):
+        return (t.value, _E_INT, _int(t.value))
+
+    def e_float(self, t):
+        return (t.value, _E_FLOAT, float(t.value))
+
+    def e_ident(self, t):
+        v = t.value
+        # sym@rel32@lo is a relocation expression, not a code label
+        return (v, _E_OTHER if "@" in v else _E_IDENT, v)
+
+    def e_paren(self, e):
+        return (f"({e[0]})", _E_OTHER, None)
+
+    def e_paren_neg(self, e):
+        return (f"(-{e[0]})", _E_OTHER, None)
+
+    def e_not(self, e):
+        return (f"~{e[0]}", _E_OTHER, None)
+
+    def _bin(op):  # noqa: N805 - helper building methods
+        def f(self, a, b):
+            return (f"{a[0]}{op}{b[0]}", _E_OTHER, None)
+        return f
+
+    e_mul = _bin("*")
+    e_div = _bin("/")
+    e_mod = _bin("%")
+    e_shl = _bin("<<")
+    e_shr = _bin(">>")
+    e_and = _bin("&")
+    e_xor = _bin("^")
+
+    def e_add(self, a, b):
+        if a[1] == _E_IDENT and b[1] == _E_INT:
+            return (f"{a[0]}+{b[0]}", _E_LABEL, (a[2], b[2]))
+        return (f"{a[0]}+{b[0]}", _E_OTHER, None)
+
+    def e_sub(self, a, b):
+        if a[1] == _E_IDENT and b[1] == _E_INT:
+            return (f"{a[0]}-{b[0]}", _E_LABEL, (a[2], -b[2]))
+        return (f"{a[0]}-{b[0]}", _E_OTHER, None)
+
+    del _bin
+
+    # -- modifiers -------------------------------------------------------
+    def mod_flag(self, t):
+        return (_intern(t.value), True)
+
+    def mod_kv(self, key, value):
+        return (_intern(key.value[:-1]), value)
+
+    def mv_int(self, t):
+        return _int(t.value)
+
+    def mv_negint(self, t):
+        return -_int(t.value)
+
+    def mv_ident(self, t):
+        return _intern(t.value)
+
+    def mv_list(self, *items):
+        if len(items) == 1 and items[0] is None:
+            return ()
+        return tuple(items)
+
+    def mv_func(self, f):
+        return f
+
+
+_PARSER: Lark | None = None
+
+
+def _parser() -> Lark:
+    """The line parser, built once per process (and cached on disk by Lark)."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual",
+                       transformer=_ToIR(), maybe_placeholders=True, cache=True,
+                       propagate_positions=False)
+    return _PARSER
+
+
+# ---------------------------------------------------------------------------
+# Error messages
+# ---------------------------------------------------------------------------
+
+_TERMINAL_NAMES = {
+    "LABEL_DEF": "a label", "DIRECTIVE_NAME": "a directive", "DIRECTIVE_ARGS": "directive arguments",
+    "MNEMONIC": "a mnemonic", "REG": "a register", "REGRANGE": "a register range",
+    "SPECIAL": "a special register", "FLAG": "a modifier", "MODKEY": "a modifier 'name:'",
+    "NEG": "neg(", "ABS": "abs(", "SEXT": "sext(", "IDENT": "an identifier",
+    "INT": "an integer", "FLOAT": "a float", "STRING": "a string", "$END": "end of line",
+    "COMMA": "','", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
+    "MINUS": "'-'", "PLUS": "'+'", "VBAR": "'|'", "STAR": "'*'", "SLASH": "'/'",
+    "PERCENT": "'%'", "TILDE": "'~'", "AMPERSAND": "'&'", "CIRCUMFLEX": "'^'",
+    "__ANON_0": "'<<'", "__ANON_1": "'>>'",
+}
+
+
+def _readable(expected) -> str:
+    names = set()
+    for e in expected:
+        if e.startswith("__ANON"):
+            names.add("an operator")
+        else:
+            names.add(_TERMINAL_NAMES.get(e, e))
+    return ", ".join(sorted(names))
+
+
+def _syntax_error(err: Exception, line_text: str, filename: str, lineno: int) -> AsmSyntaxError:
+    if isinstance(err, UnexpectedCharacters):
+        col = err.column
+        ch = line_text[col - 1:col] if 0 < col <= len(line_text) else ""
+        msg = f"unexpected character {ch!r}"
+        allowed = getattr(err, "allowed", None)
+        if allowed:
+            msg += f"; expected {_readable(allowed)}"
+    elif isinstance(err, UnexpectedToken):
+        tok = err.token
+        if tok.type == "$END":
+            col = len(line_text.rstrip()) + 1
+            msg = "unexpected end of line"
+        else:
+            col = tok.column
+            msg = f"unexpected {tok.value!r}"
+        msg += f"; expected {_readable(err.expected)}"
+    elif isinstance(err, UnexpectedEOF):
+        col = len(line_text.rstrip()) + 1
+        msg = f"unexpected end of line; expected {_readable(err.expected)}"
+    elif isinstance(err, VisitError):
+        col = 1
+        msg = str(err.orig_exc)
+    else:
+        col = 1
+        msg = str(err)
+    return AsmSyntaxError(f"{msg}\n  {line_text.strip()}", file=filename, line=lineno, column=col)
+
+
+# ---------------------------------------------------------------------------
+# Per-line parsing with memoisation
+# ---------------------------------------------------------------------------
+
+_LINE_CACHE: dict[str, tuple] = {}
+_CACHE_LIMIT = 200_000
+
+
+def _strip_comment(line: str) -> str:
+    """Cut a trailing ``;``/``//`` comment (only when the line has no string) for the cache key."""
+    if '"' in line:
+        return line
+    i = line.find(";")
+    j = line.find("//")
+    if j >= 0 and (i < 0 or j < i):
+        i = j
+    if i >= 0:
+        line = line[:i]
+    return line.rstrip()
+
+
+def parse_line(line: str, filename: str = "<input>", lineno: int = 1) -> tuple:
+    """Parse one line of assembly.
+
+    Returns ``(labels, stmt)``: ``labels`` is a tuple of label names defined on
+    the line; ``stmt`` is ``None``, ``("d", name, args)`` for a directive, or
+    ``("i", opcode, operands, modifiers)`` for an instruction.
+
+    Raises:
+        AsmSyntaxError: with ``filename:lineno:column`` and the expected tokens.
+    """
+    key = _strip_comment(line)
+    r = _LINE_CACHE.get(key)
+    if r is not None:
+        return r
+    try:
+        r = _parser().parse(key)
+    except (UnexpectedInput, VisitError) as e:
+        raise _syntax_error(e, key, filename, lineno) from None
+    if len(_LINE_CACHE) >= _CACHE_LIMIT:
+        _LINE_CACHE.clear()
+    _LINE_CACHE[key] = r
+    return r
+
+
+def parse_instruction(text: str, filename: str = "<input>", line: int = 1) -> Instruction:
+    """Parse one instruction (``"v_add_f32_e32 v0, v1, v2"``) into an :class:`Instruction`.
+
+    Raises:
+        AsmSyntaxError: the text is not exactly one instruction.
+    """
+    labels, stmt = parse_line(text, filename, line)
+    if labels or stmt is None or stmt[0] != "i":
+        raise AsmSyntaxError(f"expected one instruction, got {text.strip()!r}",
+                             file=filename, line=line, column=1)
+    return Instruction(stmt[1], stmt[2], stmt[3], line=line)
+
+
+# ---------------------------------------------------------------------------
+# File structure
+# ---------------------------------------------------------------------------
+
+_BLOCK_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/', re.S)
+_SECTION_DIRECTIVES = frozenset({".text", ".data", ".bss", ".rodata", ".section",
+                                 ".pushsection", ".popsection", ".previous", ".subsection"})
+_TERMINATORS = frozenset({"s_branch", "s_setpc_b64", "s_endpgm", "s_endpgm_saved",
+                          "s_endpgm_ordered_ps_done"})
+
+
+def _is_terminator(opcode: str) -> bool:
+    return opcode in _TERMINATORS or opcode.startswith("s_cbranch_")
+
+
+def _blank_block_comments(text: str) -> str:
+    """Replace ``/* ... */`` comments that span lines by blanks, keeping line numbers."""
+    def sub(m: re.Match) -> str:
+        s = m.group(0)
+        if s[0] == '"':
+            return s
+        return re.sub(r"[^\n]", " ", s)
+    return _BLOCK_COMMENT.sub(sub, text)
+
+
+def _is_text_section(name: str, args: str) -> bool:
+    if name == ".text":
+        return True
+    if name in (".section", ".pushsection"):
+        sec = args.split(",")[0].strip().strip('"')
+        return sec == ".text" or sec.startswith(".text.")
+    return False
+
+
+def parse_asm(text: str, filename: str = "<input>") -> Module:
+    """Parse a whole assembly file into a :class:`Module`.
+
+    Accepts clang ``-S`` output, Triton ``.amdgcn`` and instruction listings.
+
+    Raises:
+        AsmSyntaxError: with ``filename:line:column`` and what was expected.
+    """
+    if "/*" in text:
+        text = _blank_block_comments(text)
+    lines = text.split("\n")
+
+    # Pass 1: parse lines; collect records (lineno, labels, stmt) and raw YAML.
+    recs: list[tuple] = []
+    func_syms: set[str] = set()
+    amdhsa_names: set[str] = set()
+    in_meta = False
+    meta_lines: list[str] = []
+    meta_start = 0
+    get = _LINE_CACHE.get
+    for n, raw in enumerate(lines, 1):
+        if in_meta:
+            s = raw.strip()
+            if s.startswith(".end_amdgpu_metadata"):
+                recs.append((n, (), ("meta", "\n".join(meta_lines) + ("\n" if meta_lines else ""),
+                                     meta_start)))
+                in_meta = False
+            else:
+                meta_lines.append(raw)
+            continue
+        s = raw.lstrip()
+        if not s or s[0] == ";" or s.startswith("//"):
+            continue
+        r = get(raw)
+        if r is None:
+            r = parse_line(raw, filename, n)
+        labels, stmt = r
+        if stmt is not None and stmt[0] == "d":
+            name = stmt[1]
+            if name == ".amdgpu_metadata":
+                in_meta, meta_lines, meta_start = True, [], n
+                if labels:
+                    recs.append((n, labels, None))
+                continue
+            if name == ".type":
+                parts = [p.strip() for p in stmt[2].split(",")]
+                if len(parts) >= 2 and parts[1] in ("@function", "%function", "STT_FUNC"):
+                    func_syms.add(parts[0])
+            elif name == ".amdhsa_kernel":
+                amdhsa_names.add(stmt[2].strip())
+        if labels or stmt is not None:
+            recs.append((n, labels, stmt))
+    if in_meta:
+        raise AsmSyntaxError(".amdgpu_metadata without .end_amdgpu_metadata", file=filename,
+                             line=meta_start, column=1)
+
+    if not func_syms:
+        func_syms = _implicit_functions(recs)
+
+    return _build(recs, func_syms, amdhsa_names, filename)
+
+
+def _implicit_functions(recs: list[tuple]) -> set[str]:
+    """Non-local labels in a text section directly followed by an instruction."""
+    out: set[str] = set()
+    in_text = True
+    pending: list[str] = []
+    for _n, labels, stmt in recs:
+        for lab in labels:
+            pending.append(lab)
+        if stmt is None:
+            continue
+        if stmt[0] == "i":
+            if in_text:
+                out.update(l for l in pending if not l.startswith(".L")
+                           or l.startswith(ANON_PREFIX))
+            pending = []
+        elif stmt[0] == "d":
+            if stmt[1] in _SECTION_DIRECTIVES:
+                in_text = _is_text_section(stmt[1], stmt[2]) if stmt[1] != ".popsection" else True
+            pending = []
+        else:
+            pending = []
+    return out
+
+
+class _Builder:
+    """Assembles records into module items (see :func:`parse_asm`)."""
+
+    def __init__(self, filename: str, amdhsa_names: set[str]):
+        self.filename = filename
+        self.amdhsa_names = amdhsa_names
+        self.items: list = []
+        self.kernel: Kernel | None = None
+        self.block: BasicBlock | None = None
+        self.pending: list[Directive] = []
+        self.anon = 0
+        self.label_lines: dict[str, int] = {}
+
+    def is_kernel(self, name: str) -> bool:
+        return name in self.amdhsa_names if self.amdhsa_names else True
+
+    def start_kernel(self, name: str) -> None:
+        self.end_kernel()
+        self.kernel = Kernel(name, is_kernel=self.is_kernel(name))
+        self.items.append(self.kernel)
+        self.block = BasicBlock(name)
+        self.kernel.blocks.append(self.block)
+
+    def end_kernel(self) -> None:
+        k = self.kernel
+        if k is None:
+            return
+        # Trailing labels without code (.Lfunc_end0) and directives go top-level.
+        tail: list = []
+        while len(k.blocks) > 1 and not k.blocks[-1].instructions:
+            b = k.blocks.pop()
+            tail[:0] = list(b.directives) + (
+                [LabelDef(b.label, self.label_lines.get(b.label))] if b.label else [])
+        tail.extend(self.pending)
+        self.items.extend(tail)
+        self.pending = []
+        self.kernel = None
+        self.block = None
+
+    def add_label(self, name: str, line: int) -> None:
+        if self.kernel is None:
+            self.items.extend(self.pending)
+            self.pending = []
+            self.items.append(LabelDef(name, line))
+            return
+        self.label_lines[name] = line
+        self.block = BasicBlock(name, [], self.pending)
+        self.pending = []
+        self.kernel.blocks.append(self.block)
+
+    def add_instruction(self, inst: Instruction) -> None:
+        if self.kernel is None:
+            self.anon += 1
+            self.start_kernel(f"{ANON_PREFIX}{self.anon}")
+        b = self.block
+        if b is None or self.pending:
+            b = self.block = BasicBlock(None, [], self.pending)
+            self.pending = []
+            self.kernel.blocks.append(b)
+        b.instructions.append(inst)
+        if _is_terminator(inst.opcode):
+            self.block = None
+
+    def add_directive(self, d: Directive) -> None:
+        if self.kernel is None:
+            self.items.append(d)
+        else:
+            self.pending.append(d)
+
+
+def _build(recs: list[tuple], func_syms: set[str], amdhsa_names: set[str],
+           filename: str) -> Module:
+    bld = _Builder(filename, amdhsa_names)
+    items = bld.items
+    amdhsa: AmdhsaKernel | None = None
+    for n, labels, stmt in recs:
+        for lab in labels:
+            if amdhsa is not None:
+                raise AsmSyntaxError(f"label {lab!r} inside .amdhsa_kernel", file=filename,
+                                     line=n, column=1)
+            if lab in func_syms:
+                bld.start_kernel(lab)
+            else:
+                bld.add_label(lab, n)
+        if stmt is None:
+            continue
+        kind = stmt[0]
+        if kind == "i":
+            if amdhsa is not None:
+                raise AsmSyntaxError("instruction inside .amdhsa_kernel", file=filename,
+                                     line=n, column=1)
+            bld.add_instruction(Instruction(stmt[1], stmt[2], stmt[3], line=n))
+        elif kind == "d":
+            name, args = stmt[1], stmt[2]
+            if amdhsa is not None:
+                if name == ".end_amdhsa_kernel":
+                    amdhsa = None
+                elif name.startswith(".amdhsa_"):
+                    amdhsa.fields[name] = args
+                else:
+                    raise AsmSyntaxError(f"unexpected {name} inside .amdhsa_kernel; expected "
+                                         ".amdhsa_* fields or .end_amdhsa_kernel",
+                                         file=filename, line=n, column=1)
+                continue
+            if name == ".amdhsa_kernel":
+                bld.end_kernel()
+                amdhsa = AmdhsaKernel(args.strip(), {}, n)
+                items.append(amdhsa)
+                continue
+            if name == ".end_amdhsa_kernel":
+                raise AsmSyntaxError(".end_amdhsa_kernel without .amdhsa_kernel",
+                                     file=filename, line=n, column=1)
+            d = Directive(name, args, n)
+            if bld.kernel is not None:
+                if name in _SECTION_DIRECTIVES:
+                    bld.end_kernel()
+                elif name == ".size" and args.split(",")[0].strip() == bld.kernel.name:
+                    bld.end_kernel()
+            bld.add_directive(d)
+        else:  # metadata
+            bld.end_kernel()
+            items.append(MetadataBlock(stmt[1], stmt[2]))
+    if amdhsa is not None:
+        raise AsmSyntaxError(f".amdhsa_kernel {amdhsa.name} without .end_amdhsa_kernel",
+                             file=filename, line=amdhsa.line, column=1)
+    bld.end_kernel()
+    return Module(items, source=filename)
