@@ -1,0 +1,275 @@
+"""The ``NT_AMDGPU_METADATA`` note (MessagePack) as typed objects.
+
+Format: LLVM AMDGPUUsage, "Code Object V3+ Metadata" (the ``amdhsa.*`` map with
+``amdhsa.version``, ``amdhsa.target``, ``amdhsa.kernels``; each kernel a map of
+``.name``, ``.symbol``, ``.args``...).  Values are read as they are; anything
+inconsistent (kernarg size 0 in the descriptor, ``amdhsa.version`` 1.0 in a v5
+file, argument sizes/offsets that do not fit the kernarg segment) is reported in
+a ``warnings`` list, never fixed.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+
+from ..errors import CodeObjectError
+
+NT_AMDGPU_METADATA = 32
+NOTE_OWNER = "AMDGPU"
+
+#: ``amdhsa.version`` per code object version (AMDGPUUsage "Code Object V3+ Metadata").
+VERSION_FOR_COV = {3: (1, 0), 4: (1, 1), 5: (1, 2), 6: (1, 2)}
+
+
+@dataclass
+class KernelArg:
+    """One entry of a kernel's ``.args`` (offset/size in bytes within the kernarg segment)."""
+
+    name: str | None
+    offset: int
+    size: int
+    value_kind: str
+    address_space: str | None = None
+    type_name: str | None = None
+    access: str | None = None
+    actual_access: str | None = None
+    is_const: bool = False
+    is_restrict: bool = False
+    is_volatile: bool = False
+    pointee_align: int | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "KernelArg":
+        """Build from one decoded ``.args`` map (keys with the leading dot)."""
+        return cls(name=d.get(".name"), offset=int(d.get(".offset", 0)), size=int(d.get(".size", 0)),
+                   value_kind=d.get(".value_kind", ""), address_space=d.get(".address_space"),
+                   type_name=d.get(".type_name"), access=d.get(".access"),
+                   actual_access=d.get(".actual_access"), is_const=bool(d.get(".is_const", False)),
+                   is_restrict=bool(d.get(".is_restrict", False)),
+                   is_volatile=bool(d.get(".is_volatile", False)),
+                   pointee_align=d.get(".pointee_align"), raw=d)
+
+    @property
+    def hidden(self) -> bool:
+        """Whether this is a hidden (implicit) argument (``hidden_*`` value kind)."""
+        return self.value_kind.startswith("hidden_")
+
+
+@dataclass
+class KernelMeta:
+    """One entry of ``amdhsa.kernels``.  ``raw`` is the decoded map as it is."""
+
+    name: str
+    symbol: str
+    kernarg_segment_size: int | None
+    kernarg_segment_align: int | None
+    group_segment_fixed_size: int | None
+    private_segment_fixed_size: int | None
+    sgpr_count: int | None
+    vgpr_count: int | None
+    agpr_count: int | None
+    wavefront_size: int | None
+    max_flat_workgroup_size: int | None
+    reqd_workgroup_size: tuple[int, int, int] | None
+    args: list[KernelArg]
+    raw: dict = field(repr=False)
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "KernelMeta":
+        """Build from one decoded ``amdhsa.kernels`` map; checks argument layout (warnings)."""
+        rw = d.get(".reqd_workgroup_size")
+        km = cls(name=d.get(".name", ""), symbol=d.get(".symbol", ""),
+                 kernarg_segment_size=d.get(".kernarg_segment_size"),
+                 kernarg_segment_align=d.get(".kernarg_segment_align"),
+                 group_segment_fixed_size=d.get(".group_segment_fixed_size"),
+                 private_segment_fixed_size=d.get(".private_segment_fixed_size"),
+                 sgpr_count=d.get(".sgpr_count"), vgpr_count=d.get(".vgpr_count"),
+                 agpr_count=d.get(".agpr_count"), wavefront_size=d.get(".wavefront_size"),
+                 max_flat_workgroup_size=d.get(".max_flat_workgroup_size"),
+                 reqd_workgroup_size=tuple(rw) if rw else None,
+                 args=[KernelArg.from_dict(a) for a in d.get(".args", []) or []], raw=d)
+        km._check()
+        return km
+
+    def _check(self) -> None:
+        w = self.warnings
+        if self.symbol and self.symbol != self.name + ".kd":
+            w.append(f"kernel {self.name}: .symbol is {self.symbol!r}, expected {self.name + '.kd'!r}")
+        end = 0
+        for i, a in enumerate(self.args):
+            label = a.name or f"#{i}"
+            if a.size <= 0:
+                w.append(f"kernel {self.name}: argument {label} has size {a.size}")
+            if a.offset < end:
+                w.append(f"kernel {self.name}: argument {label} at offset {a.offset} overlaps the "
+                         f"previous argument (ends at {end})")
+            end = max(end, a.offset + a.size)
+        if self.kernarg_segment_size is not None and end > self.kernarg_segment_size:
+            w.append(f"kernel {self.name}: arguments end at byte {end} but .kernarg_segment_size is "
+                     f"{self.kernarg_segment_size}")
+
+    def explicit_args(self) -> list[KernelArg]:
+        """Arguments that are not hidden."""
+        return [a for a in self.args if not a.hidden]
+
+
+@dataclass
+class Metadata:
+    """The whole decoded note: ``version`` (major, minor), ``target``, ``kernels``, ``raw``."""
+
+    version: tuple[int, ...] | None
+    target: str | None
+    kernels: list[KernelMeta]
+    raw: dict = field(repr=False)
+    warnings: list[str] = field(default_factory=list)
+
+    def kernel(self, name: str) -> KernelMeta | None:
+        """The entry whose ``.name`` is ``name`` (or whose ``.symbol`` is ``name.kd``)."""
+        for k in self.kernels:
+            if k.name == name or k.symbol == name + ".kd":
+                return k
+        return None
+
+    def check_code_object_version(self, cov: int) -> None:
+        """Warn when ``amdhsa.version`` does not match code object version ``cov``."""
+        want = VERSION_FOR_COV.get(cov)
+        if want and self.version and tuple(self.version[:2]) != want:
+            self.warnings.append(
+                f"amdhsa.version is {'.'.join(map(str, self.version))} but the ELF says code object "
+                f"v{cov} (expected {want[0]}.{want[1]})")
+
+
+def decode_metadata(data: bytes, *, file: str | None = None, offset: int | None = None) -> Metadata:
+    """Decode the MessagePack payload of an ``NT_AMDGPU_METADATA`` note.
+
+    Raises:
+        CodeObjectError: not valid MessagePack, or not a map (``offset`` = the
+            payload's file offset, for the message).
+    """
+    try:
+        raw = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except Exception as e:  # msgpack raises several unrelated exception types
+        raise CodeObjectError(f"NT_AMDGPU_METADATA is not valid MessagePack ({e})",
+                              file=file, offset=offset) from None
+    if not isinstance(raw, dict):
+        raise CodeObjectError("NT_AMDGPU_METADATA: expected a MessagePack map at the top level, got "
+                              f"{type(raw).__name__}", file=file, offset=offset)
+    ver = raw.get("amdhsa.version")
+    kernels = []
+    for k in raw.get("amdhsa.kernels", []) or []:
+        if not isinstance(k, dict):
+            raise CodeObjectError("NT_AMDGPU_METADATA: amdhsa.kernels entry is not a map",
+                                  file=file, offset=offset)
+        kernels.append(KernelMeta.from_dict(k))
+    md = Metadata(version=tuple(ver) if isinstance(ver, list) else None,
+                  target=raw.get("amdhsa.target"), kernels=kernels, raw=raw)
+    for k in kernels:
+        md.warnings.extend(k.warnings)
+    return md
+
+
+@dataclass
+class Note:
+    """One ELF note: ``owner``, ``type``, ``desc`` bytes, and ``desc_offset`` in the file."""
+
+    owner: str
+    type: int
+    desc: bytes
+    offset: int
+    desc_offset: int
+
+
+def iter_notes(data: bytes, base_offset: int = 0, *, file: str | None = None) -> list[Note]:
+    """Split a note section's bytes into notes (ELF gABI: namesz, descsz, type, name, desc,
+    each padded to 4 bytes).
+
+    Raises:
+        CodeObjectError: a note runs past the end of the section (``offset`` given).
+    """
+    out = []
+    pos = 0
+    while pos + 12 <= len(data):
+        namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
+        name_start = pos + 12
+        desc_start = name_start + ((namesz + 3) & ~3)
+        end = desc_start + ((descsz + 3) & ~3)
+        if desc_start + descsz > len(data):
+            raise CodeObjectError(f"note of {descsz} bytes runs past the end of its section "
+                                  f"({len(data) - pos} bytes left); expected a complete ELF note",
+                                  file=file, offset=base_offset + pos)
+        owner = data[name_start:name_start + namesz].rstrip(b"\0").decode("latin-1")
+        out.append(Note(owner, ntype, bytes(data[desc_start:desc_start + descsz]),
+                        base_offset + pos, base_offset + desc_start))
+        pos = end
+    if pos != len(data) and any(data[pos:]):
+        raise CodeObjectError("trailing bytes after the last note; expected a complete ELF note",
+                              file=file, offset=base_offset + pos)
+    return out
+
+
+# -- YAML for .amdgpu_metadata ------------------------------------------------
+
+def _yaml_scalar(v: Any) -> str:
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, (bytes, bytearray)):
+        raise ValueError("binary values cannot be written as YAML")
+    s = str(v)
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _yaml_lines(v: Any, indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    if isinstance(v, dict):
+        for k, x in v.items():
+            key = k if isinstance(k, str) and k and all(c.isalnum() or c in "._-" for c in k) \
+                else _yaml_scalar(k)
+            if isinstance(x, (dict, list)) and x:
+                out.append(f"{pad}{key}:")
+                _yaml_lines(x, indent + 2, out)
+            elif isinstance(x, dict):
+                out.append(f"{pad}{key}: {{}}")
+            elif isinstance(x, list):
+                out.append(f"{pad}{key}: []")
+            else:
+                out.append(f"{pad}{key}: {_yaml_scalar(x)}")
+    elif isinstance(v, list):
+        for x in v:
+            if isinstance(x, dict) and x:
+                sub: list[str] = []
+                _yaml_lines(x, indent + 2, sub)
+                sub[0] = pad + "- " + sub[0][indent + 2:]
+                out.extend(sub)
+            elif isinstance(x, list) and x:
+                sub = []
+                _yaml_lines(x, indent + 2, sub)
+                sub[0] = pad + "- " + sub[0][indent + 2:]
+                out.extend(sub)
+            else:
+                out.append(f"{pad}- " + ("{}" if isinstance(x, dict) else "[]" if isinstance(x, list)
+                                         else _yaml_scalar(x)))
+
+
+def to_yaml(raw: dict) -> str:
+    """The decoded metadata map as the YAML document ``.amdgpu_metadata`` takes
+    (strings always quoted so llvm-mc keeps them strings).
+
+    Raises:
+        ValueError: a value (binary) has no YAML form here.
+    """
+    lines = ["---"]
+    _yaml_lines(raw, 0, lines)
+    lines.append("...")
+    return "\n".join(lines) + "\n"
