@@ -64,6 +64,14 @@ def _int(text: str) -> int:
 # or Imm and anything else an Expr with normalised text.
 # ---------------------------------------------------------------------------
 
+class _LineError(ValueError):
+    """A well-formed but invalid construct found by the transformer (column is 1-based)."""
+
+    def __init__(self, message: str, column: int = 1):
+        super().__init__(message)
+        self.column = column
+
+
 _E_INT, _E_FLOAT, _E_IDENT, _E_LABEL, _E_OTHER = range(5)
 
 
@@ -117,20 +125,20 @@ class _ToIR(Transformer):
     def src_fneg(self, _tok, s):
         if type(s) is Src:
             if s.neg or s.style == "bar" and s.abs:
-                raise ValueError("neg() applied to an operand that already has a modifier")
+                raise _LineError("neg() applied to an operand that already has a modifier")
             return Src(s.base, neg=True, abs=s.abs, sext=s.sext, style="func")
         return Src(s, neg=True, style="func")
 
     def src_fabs(self, _tok, s):
         if type(s) is Src:
             if s.neg or s.abs:
-                raise ValueError("abs() applied to an operand that already has a modifier")
+                raise _LineError("abs() applied to an operand that already has a modifier")
             return Src(s.base, abs=True, sext=s.sext, style="func")
         return Src(s, abs=True, style="func")
 
     def src_sext(self, _tok, s):
         if type(s) is Src:
-            raise ValueError("sext() applies to a plain operand")
+            raise _LineError("sext() applies to a plain operand")
         return Src(s, sext=True)
 
     def reg(self, t):
@@ -149,7 +157,7 @@ class _ToIR(Transformer):
         else:
             lo = hi = int(inner)
         if hi < lo:
-            raise ValueError(f"register range {v} ends before it starts")
+            raise _LineError(f"register range {v} ends before it starts", t.column)
         return Reg(f, lo, hi - lo + 1)
 
     def special(self, t):
@@ -286,14 +294,37 @@ _TERMINAL_NAMES = {
 }
 
 
+_OPERAND_START = frozenset({"REG", "REGRANGE", "SPECIAL", "INT", "FLOAT", "IDENT", "NEG", "ABS",
+                            "SEXT", "MINUS", "VBAR", "LPAR", "TILDE"})
+_OPERATORS = frozenset({"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "AMPERSAND", "CIRCUMFLEX"})
+
+
 def _readable(expected) -> str:
-    names = set()
-    for e in expected:
-        if e.startswith("__ANON"):
-            names.add("an operator")
-        else:
-            names.add(_TERMINAL_NAMES.get(e, e))
-    return ", ".join(sorted(names))
+    """Lark's expected terminal set as words, grouped: "',' or a modifier or end of line"."""
+    exp = set(expected)
+    names: list[str] = []
+    if len(exp & {"REG", "REGRANGE", "SPECIAL", "INT", "IDENT"}) >= 4:
+        names.append("an operand (register, constant, label or expression)")
+        exp -= _OPERAND_START
+    ops = {e for e in exp if e in _OPERATORS or e.startswith("__ANON")}
+    if len(ops) >= 3:
+        names.append("an operator")
+        exp -= ops
+    if "FLAG" in exp or "MODKEY" in exp:
+        names.append("a modifier")
+        exp -= {"FLAG", "MODKEY"}
+    names += sorted(_TERMINAL_NAMES.get(e, e) for e in exp if e != "$END")
+    if "$END" in exp:
+        names.append("end of line")
+    if len(names) <= 2:
+        return " or ".join(names)
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _shown(value: str) -> str:
+    """The start of an unexpected token, for messages (up to a blank or comma)."""
+    m = re.match(r"[^\s,]{1,24}", value)
+    return m.group(0) if m else value[:1]
 
 
 def _syntax_error(err: Exception, line_text: str, filename: str, lineno: int) -> AsmSyntaxError:
@@ -311,11 +342,14 @@ def _syntax_error(err: Exception, line_text: str, filename: str, lineno: int) ->
             msg = "unexpected end of line"
         else:
             col = tok.column
-            msg = f"unexpected {tok.value!r}"
-        msg += f"; expected {_readable(err.expected)}"
+            msg = f"unexpected {_shown(tok.value)!r}"
+        msg += f"; expected {_readable(getattr(err, 'accepts', None) or err.expected)}"
     elif isinstance(err, UnexpectedEOF):
         col = len(line_text.rstrip()) + 1
         msg = f"unexpected end of line; expected {_readable(err.expected)}"
+    elif isinstance(err, _LineError):
+        col = err.column
+        msg = str(err)
     elif isinstance(err, VisitError):
         col = 1
         msg = str(err.orig_exc)
@@ -362,7 +396,7 @@ def parse_line(line: str, filename: str = "<input>", lineno: int = 1) -> tuple:
         return r
     try:
         r = _parser().parse(key)
-    except (UnexpectedInput, VisitError) as e:
+    except (UnexpectedInput, VisitError, _LineError) as e:
         raise _syntax_error(e, key, filename, lineno) from None
     if len(_LINE_CACHE) >= _CACHE_LIMIT:
         _LINE_CACHE.clear()

@@ -179,3 +179,24 @@ def test_corpus_reparse_identity(corpus_dir):
         assert a == b, f
         for inst in a:
             assert parse_instruction(print_instruction(inst)) == inst
+
+
+@pytest.mark.parametrize("text, line, col, fragment", [
+    ("v_add_f32 v0, v1,", 1, 18, "unexpected end of line; expected an operand"),
+    ("v_add_f32 v0 v1", 1, 14, "unexpected 'v1'; expected a modifier, ',' or end of line"),
+    ("v_add_f32 v0, v1, v2 foo:3", 1, 22, "unexpected 'foo:'"),
+    ("k:\n  s_nop 0\n  v_add_f32 v0, , v1", 3, 17, "unexpected ','"),
+    ("s_waitcnt vmcnt(0", 1, 18, "expected ')' or ','"),
+    ("v_add_f32 v0, v1, v2 offset:", 1, 29, "unexpected end of line"),
+    ("v_mov_b32 v0, |v2", 1, 18, "expected '|'"),
+    ("\t.amdhsa_kernel k\n\t.amdhsa_next_free_vgpr 1\n", 1, 1, "without .end_amdhsa_kernel"),
+    ("\t.amdgpu_metadata\n---\n", 1, 1, "without .end_amdgpu_metadata"),
+    ("\ts_nop 0\n\ts_nop 0\n\ts_mov_b64 s[3:2], 0\n", 3, 12, "ends before it starts"),
+])
+def test_syntax_errors(text, line, col, fragment):
+    with pytest.raises(AsmSyntaxError) as ei:
+        parse_asm(text, "bad.s")
+    e = ei.value
+    assert (e.file, e.line, e.column) == ("bad.s", line, col)
+    assert fragment in e.message
+    assert str(e).startswith(f"bad.s:{line}:{col}: error: ")
