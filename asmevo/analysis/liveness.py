@@ -1,0 +1,324 @@
+"""Liveness of 32-bit register units and register pressure.
+
+A unit is live at a point if some path from the point reads it before writing
+it.  Units are the keys of :func:`asmevo.ir.operands.reg_units`: ``("v", i)``,
+``("s", i)``, ``("a", i)``, ``("ttmp", i)``, ``("vcc_lo",)``, ``("exec_hi",)``,
+``("m0",)``, ``("scc",)``...  Sets are stored as Python ints (bit sets over
+:attr:`Liveness.units`) and exposed as ``frozenset`` of units.
+
+Rules:
+
+* defs and uses come from :func:`asmevo.analysis._isa.facts`; partial writes
+  (SDWA ``dst_unused:UNUSED_PRESERVE``/``dst_sel`` != DWORD, d16 loads,
+  ``v_writelane``, tied accumulators) use the old value and do not kill it;
+* a VALU write under a partial EXEC mask is treated as a full write (as
+  LLVM's register liveness does); passes that rename registers across
+  divergent control flow must account for inactive lanes themselves;
+* the kernel exit uses nothing (``s_endpgm`` reads no register);
+* the entry defines what the kernel descriptor initialises
+  (:meth:`asmevo.analysis._abi.KernelABI.entry_units`); anything else live into
+  the entry is reported in :attr:`Liveness.undefined_at_entry`;
+* between ``s_set_gpr_idx_on`` and ``s_set_gpr_idx_off`` (CDNA3 ISA guide,
+  "GPR indexing"), and for ``v_movrel*``/``s_movrel*``, an indexed VGPR/SGPR
+  operand may address any register from its base upward: such a source reads
+  every register of the file from its index to the end, and such a write kills
+  nothing.
+"""
+
+from __future__ import annotations
+
+from ..ir.operands import REG_FILES, Func, Imm, reg_units
+from . import Analysis
+from ._abi import kernel_abi
+from ._isa import facts
+from .cfg import CFG, EXIT
+
+_INDEXED_ALWAYS = ("v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
+_ALL_MODES = frozenset({"SRC0", "SRC1", "SRC2", "DST"})
+#: VALU operand position -> gpr_idx mode bit (defs first: dst, src0, src1, src2)
+_MODE_OF_POS = {0: "DST", 1: "SRC0", 2: "SRC1", 3: "SRC2"}
+
+
+def _gpr_idx_modes(inst) -> frozenset:
+    """Modes enabled by ``s_set_gpr_idx_on sN, gpr_idx(...)`` (or its 4-bit immediate)."""
+    for o in inst.operands[1:]:
+        if isinstance(o, Func) and o.name == "gpr_idx":
+            return frozenset(str(a).upper() for a in o.args)
+        if isinstance(o, Imm) and isinstance(o.value, int):
+            return frozenset(m for i, m in enumerate(("SRC0", "SRC1", "SRC2", "DST"))
+                             if o.value >> i & 1)
+    return _ALL_MODES
+
+
+class Liveness(Analysis):
+    """Per-block live-in/live-out, per-instruction live sets and register pressure.
+
+    Attributes:
+        units: list of all units seen (bit ``i`` of a set is ``units[i]``).
+        live_in, live_out: per block index, bit sets.
+        entry_defined: units the kernel ABI initialises.
+        undefined_at_entry: units live into the entry that the ABI does not
+            initialise (reads of undefined registers), sorted.
+        max_pressure: ``{"v": n, "a": n, "s": n}`` maximum number of live units
+            of each file at any point (between instructions).
+        max_pressure_at: file -> ``(block, index)`` of the instruction before
+            which the maximum first occurs.
+    """
+
+    def __init__(self, kernel, manager=None):
+        super().__init__(kernel, manager)
+        self.cfg = self.manager.get(CFG, kernel)
+        blocks = self.cfg.blocks
+        self.units: list = []
+        self._uidx: dict = {}
+        self.abi = kernel_abi(kernel, self.module)
+        idx_on = self._gpr_idx_mode()
+        # per instruction (use bits, def bits)
+        self._ud: list[list[tuple[int, int]]] = []
+        for bi, b in enumerate(blocks):
+            on = _ALL_MODES if idx_on[bi] else frozenset()
+            rows = []
+            for inst in b.instructions:
+                if inst.opcode.startswith("s_set_gpr_idx_on"):
+                    on = _gpr_idx_modes(inst)
+                elif inst.opcode.startswith("s_set_gpr_idx_off"):
+                    on = frozenset()
+                rows.append(self._use_def(inst, on))
+            self._ud.append(rows)
+        # block summaries
+        n = len(blocks)
+        gen = [0] * n
+        kill = [0] * n
+        for bi in range(n):
+            g = k = 0
+            for u, d in reversed(self._ud[bi]):
+                g = (g & ~d) | u
+                k = (k | d) & ~u
+            gen[bi], kill[bi] = g, k
+        live_in = [0] * n
+        live_out = [0] * n
+        order = list(reversed(self.cfg.rpo())) + [b for b in self.cfg.unreachable]
+        g = self.cfg.graph
+        changed = True
+        while changed:
+            changed = False
+            for bi in order:
+                out = 0
+                for s in g.successors(bi):
+                    if s != EXIT:
+                        out |= live_in[s]
+                if out != live_out[bi]:
+                    live_out[bi] = out
+                new_in = gen[bi] | (out & ~kill[bi])
+                if new_in != live_in[bi]:
+                    live_in[bi] = new_in
+                    changed = True
+        self._live_in, self._live_out = live_in, live_out
+        self.entry_defined = frozenset(self.abi.entry_units()) if kernel.is_kernel else None
+        entry_live = self.to_set(live_in[0]) if n else frozenset()
+        if self.entry_defined is None:
+            self.undefined_at_entry = []
+        else:
+            self.undefined_at_entry = sorted(entry_live - self.entry_defined, key=_unit_key)
+        self._masks = {f: self._file_mask(f) for f in ("v", "a", "s")}
+        self._compute_pressure()
+
+    # -- construction ----------------------------------------------------------------------------
+    def _bit(self, u) -> int:
+        i = self._uidx.get(u)
+        if i is None:
+            i = self._uidx[u] = len(self.units)
+            self.units.append(u)
+        return 1 << i
+
+    def _bits(self, us) -> int:
+        m = 0
+        for u in us:
+            m |= self._bit(u)
+        return m
+
+    def _file_mask(self, f: str) -> int:
+        m = 0
+        for i, u in enumerate(self.units):
+            if len(u) == 2 and u[0] == f:
+                m |= 1 << i
+        return m
+
+    def _use_def(self, inst, idx_modes: frozenset) -> tuple[int, int]:
+        fx = facts(inst)
+        uses, defs = list(fx.uses), list(fx.defs)
+        if inst.opcode.startswith(_INDEXED_ALWAYS):
+            idx_ops = list(inst.operands)
+        elif idx_modes and fx.valu:
+            idx_ops = [o for i, o in enumerate(inst.operands)
+                       if _MODE_OF_POS.get(i) in idx_modes]
+        else:
+            idx_ops = []
+        for o in idx_ops:
+            for u in reg_units(o)[:1]:
+                if len(u) == 2 and u[0] in ("v", "s"):
+                    file_ = u[0]
+                    uses.extend((file_, j) for j in range(u[1], REG_FILES[file_]))
+                    defs = [d for d in defs if not (len(d) == 2 and d[0] == file_ and d[1] >= u[1])]
+        return self._bits(uses), self._bits(defs)
+
+    def _gpr_idx_mode(self) -> list[bool]:
+        """Per block: may GPR-index mode be on at block entry (forward may-analysis)."""
+        blocks = self.cfg.blocks
+        n = len(blocks)
+        out_state = []
+        for b in blocks:
+            st = None
+            for inst in b.instructions:
+                if inst.opcode.startswith("s_set_gpr_idx_on"):
+                    st = True
+                elif inst.opcode.startswith("s_set_gpr_idx_off"):
+                    st = False
+            out_state.append(st)
+        on = [False] * n
+        if not any(s is True for s in out_state):
+            return on
+        changed = True
+        while changed:
+            changed = False
+            for bi in range(n):
+                o = out_state[bi] if out_state[bi] is not None else on[bi]
+                if not o:
+                    continue
+                for s in self.cfg.graph.successors(bi):
+                    if s != EXIT and not on[s]:
+                        on[s] = True
+                        changed = True
+        return on
+
+    def _compute_pressure(self) -> None:
+        best = {f: -1 for f in self._masks}
+        where = {f: None for f in self._masks}
+        self._pressure_blocks: list[list[dict]] | None = None
+        for bi in range(len(self.cfg.blocks)):
+            live = self._live_out[bi]
+            rows = self._ud[bi]
+            for ii in range(len(rows) - 1, -1, -1):
+                u, d = rows[ii]
+                # live across the instruction: out | defs (defs occupy registers too)
+                across = live | d
+                live = (live & ~d) | u
+                for f, m in self._masks.items():
+                    c = (across & m).bit_count()
+                    if c > best[f] or (c == best[f] and where[f] is not None and
+                                       (bi, ii) < where[f]):
+                        best[f], where[f] = c, (bi, ii)
+        self.max_pressure = {f: max(0, c) for f, c in best.items()}
+        self.max_pressure_at = where
+
+    # -- queries ---------------------------------------------------------------------------------
+    def to_set(self, bits: int) -> frozenset:
+        """Bit set -> frozenset of units."""
+        out = []
+        i = 0
+        while bits:
+            if bits & 1:
+                out.append(self.units[i])
+            bits >>= 1
+            i += 1
+        return frozenset(out)
+
+    def live_in(self, b: int) -> frozenset:
+        """Units live on entry to block ``b``."""
+        return self.to_set(self._live_in[b])
+
+    def live_out(self, b: int) -> frozenset:
+        """Units live on exit from block ``b``."""
+        return self.to_set(self._live_out[b])
+
+    def _block_sets(self, bi: int) -> list[int]:
+        """Bit sets live before each instruction of block ``bi`` plus live-out at the end."""
+        rows = self._ud[bi]
+        res = [0] * (len(rows) + 1)
+        live = self._live_out[bi]
+        res[-1] = live
+        for ii in range(len(rows) - 1, -1, -1):
+            u, d = rows[ii]
+            live = (live & ~d) | u
+            res[ii] = live
+        return res
+
+    def live_before(self, inst) -> frozenset:
+        """Units live immediately before ``inst``."""
+        bi, ii = self.cfg.position(inst)
+        return self.to_set(self._block_sets(bi)[ii])
+
+    def live_after(self, inst) -> frozenset:
+        """Units live immediately after ``inst``."""
+        bi, ii = self.cfg.position(inst)
+        return self.to_set(self._block_sets(bi)[ii + 1])
+
+    def is_live_after(self, inst, unit) -> bool:
+        """Whether ``unit`` is live immediately after ``inst``."""
+        i = self._uidx.get(unit)
+        if i is None:
+            return False
+        bi, ii = self.cfg.position(inst)
+        return bool(self._block_sets(bi)[ii + 1] >> i & 1)
+
+    def pressure(self) -> list[dict]:
+        """For every instruction in layout order: ``{"block", "index", "v", "a", "s"}``,
+        the number of live units of each file across the instruction (live-after plus
+        its defs)."""
+        out = []
+        for bi in range(len(self.cfg.blocks)):
+            sets = self._block_sets(bi)
+            for ii, (u, d) in enumerate(self._ud[bi]):
+                across = sets[ii + 1] | d
+                out.append({"block": bi, "index": ii,
+                            **{f: (across & m).bit_count() for f, m in self._masks.items()}})
+        return out
+
+    def to_json(self) -> dict:
+        """Live-in/out per block, entry facts and maximum pressure as JSON data."""
+        name = self.cfg.block_name
+        return {
+            "blocks": [{"name": name(b), "live_in": _fmt(self.live_in(b)),
+                        "live_out": _fmt(self.live_out(b))} for b in range(len(self.cfg.blocks))],
+            "undefined_at_entry": [_unit_str(u) for u in self.undefined_at_entry],
+            "max_pressure": self.max_pressure,
+            "max_pressure_at": {f: (None if w is None else
+                                    {"block": name(w[0]), "index": w[1],
+                                     "instruction": self.cfg.blocks[w[0]].instructions[w[1]].text()})
+                                for f, w in self.max_pressure_at.items()},
+        }
+
+
+def _unit_key(u) -> tuple:
+    return (u[0], u[1] if len(u) > 1 else -1)
+
+
+def _unit_str(u) -> str:
+    return f"{u[0]}{u[1]}" if len(u) == 2 else u[0]
+
+
+def _fmt(units) -> list[str]:
+    """Compact sorted printable form of a unit set, ranges merged: ``v[0:3]``, ``s5``, ``vcc_lo``."""
+    by: dict = {}
+    other = []
+    for u in units:
+        if len(u) == 2:
+            by.setdefault(u[0], []).append(u[1])
+        else:
+            other.append(u[0])
+    out = []
+    for f in sorted(by):
+        xs = sorted(by[f])
+        start = prev = xs[0]
+        for x in xs[1:] + [None]:
+            if x is not None and x == prev + 1:
+                prev = x
+                continue
+            out.append(f"{f}{start}" if start == prev else f"{f}[{start}:{prev}]")
+            if x is not None:
+                start = prev = x
+    return out + sorted(other)
+
+
+format_units = _fmt
+unit_str = _unit_str
