@@ -1,0 +1,367 @@
+"""Check parsed instructions against the gfx942 ISA table and register files.
+
+Checks, each raising :class:`~asmevo.errors.AsmSyntaxError` with
+``file:line:column`` and what was expected:
+
+* unknown mnemonic (with close names suggested, ``difflib``);
+* wrong operand count (the table's operand names are listed);
+* operand of the wrong class (a VGPR where an SGPR is required, an immediate
+  where a register is required, ...) or the wrong width in dwords
+  (``s_load_dwordx2 s[4:6], ...``: 3 dwords where 2 are required);
+* register index out of range: VGPRs and AGPRs are v0..v255 / a0..a255, SGPRs
+  s0..s101 (s102..s105 hold flat_scratch and xnack_mask and are only
+  reachable through those names on gfx942), ttmp0..ttmp15;
+* misaligned register tuples: SGPR/ttmp pairs start at an even index and
+  tuples of 4 or more dwords at a multiple of 4; VGPR/AGPR tuples start at an
+  even index on gfx90a/gfx94x ("vgpr tuples must be 64 bit aligned").
+
+Rules: CDNA3 ISA guide ("Scalar Operands", "Vector Operands", SGPR/VGPR
+alignment) and LLVM AMDGPUAsmParser.cpp (the diagnostics llvm-mc gives for the
+same mistakes: "register index is out of range", "invalid register
+alignment", "register not available on this GPU", "invalid operand for
+instruction").  The ISA table is :mod:`asmevo.isa` (``lookup(mnemonic)``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+from ..errors import AsmSyntaxError
+from ..ir.instruction import Instruction
+from ..ir.module import Module
+from ..ir.operands import Expr, Func, FuncList, Imm, Label, Reg, Special, Src
+
+__all__ = ["check_module", "check_instruction", "check_register"]
+
+#: Highest addressable register index per file on gfx942.
+REG_LIMIT = {"v": 255, "a": 255, "s": 101, "ttmp": 15}
+
+#: Specials that are SGPR-file aliases and may stand where an SGPR is required.
+_SGPR_SPECIALS = frozenset({
+    "vcc", "vcc_lo", "vcc_hi", "exec", "exec_lo", "exec_hi", "m0", "flat_scratch",
+    "flat_scratch_lo", "flat_scratch_hi", "xnack_mask", "xnack_mask_lo", "xnack_mask_hi",
+    "tba", "tba_lo", "tba_hi", "tma", "tma_lo", "tma_hi", "null"})
+#: Read-only source constants (src_shared_base...) usable as scalar sources.
+_SRC_CONSTANTS = frozenset({
+    "src_shared_base", "src_shared_limit", "src_private_base", "src_private_limit",
+    "src_pops_exiting_wave_id", "src_vccz", "src_execz", "src_scc", "shared_base",
+    "shared_limit", "private_base", "private_limit", "pops_exiting_wave_id", "vccz", "execz",
+    "scc", "src_lds_direct", "lds_direct"})
+_WIDTH_SPECIALS = {"vcc": 2, "exec": 2, "flat_scratch": 2, "xnack_mask": 2, "tba": 2, "tma": 2,
+                   "vcc_lo": 1, "vcc_hi": 1, "exec_lo": 1, "exec_hi": 1, "m0": 1,
+                   "flat_scratch_lo": 1, "flat_scratch_hi": 1, "xnack_mask_lo": 1,
+                   "xnack_mask_hi": 1}
+_CLASS_WORDS = {
+    "VGPR": "a VGPR", "AGPR": "an AGPR", "SGPR": "an SGPR", "AV": "a VGPR or AGPR",
+    "SSRC": "an SGPR, constant or literal", "SCSRC": "an SGPR or inline constant",
+    "VSRC": "a VGPR, SGPR, constant or literal", "VCSRC": "a VGPR, SGPR or inline constant",
+    "VS": "a VGPR, SGPR or constant", "VISRC": "a VGPR or inline constant",
+    "AVSRC": "a VGPR, AGPR or inline constant", "IMM": "an immediate or label",
+    "HWREG": "hwreg(...) or an immediate", "SENDMSG": "sendmsg(...) or an immediate",
+    "WAITCNT": "vmcnt(...)/expcnt(...)/lgkmcnt(...) or an immediate",
+    "GPR_IDX": "gpr_idx(...) or an immediate", "SWIZZLE": "swizzle(...) or an immediate",
+}
+
+
+def _field(obj, name, default=None):
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _isa():
+    from .. import isa  # the table is loaded on first use
+    return isa
+
+
+def _all_mnemonics() -> list[str]:
+    isa = _isa()
+    for attr in ("mnemonics", "all_mnemonics", "names"):
+        f = getattr(isa, attr, None)
+        if callable(f):
+            return list(f())
+        if isinstance(f, (list, tuple, set, frozenset, dict)):
+            return list(f)
+    for attr in ("TABLE", "INSTRUCTIONS", "table", "_TABLE"):
+        t = getattr(isa, attr, None)
+        if isinstance(t, dict):
+            return list(t)
+    return []
+
+
+def _lookup(opcode: str):
+    isa = _isa()
+    info = isa.lookup(opcode)
+    if info is None and not opcode.endswith(("_e32", "_e64", "_dpp", "_sdwa")):
+        # LLVM accepts the mnemonic without an encoding suffix and picks one
+        for suffix in ("_e32", "_e64"):
+            info = isa.lookup(opcode + suffix)
+            if info is not None:
+                break
+    return info
+
+
+# ---------------------------------------------------------------------------
+# Columns: where operand k starts in the source line
+# ---------------------------------------------------------------------------
+
+def _operand_columns(line: str) -> tuple[int, list[int]]:
+    """1-based column of the mnemonic and of each comma-separated operand."""
+    i = 0
+    n = len(line)
+    while i < n and line[i] in " \t":
+        i += 1
+    mcol = i + 1
+    while i < n and not line[i].isspace():
+        i += 1
+    cols = []
+    depth = 0
+    start = True
+    while i < n:
+        c = line[i]
+        if c == ";" or line.startswith("//", i):
+            break
+        if start and not c.isspace():
+            cols.append(i + 1)
+            start = False
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            start = True
+        i += 1
+    return mcol, cols
+
+
+class _Ctx:
+    def __init__(self, inst: Instruction, filename: str, line_text: str | None):
+        self.inst = inst
+        self.filename = filename
+        self.text = line_text if line_text is not None else "\t" + inst.text()
+        self.mcol, self.cols = _operand_columns(self.text)
+
+    def error(self, msg: str, k: int | None = None) -> AsmSyntaxError:
+        col = self.mcol
+        if k is not None and k < len(self.cols):
+            col = self.cols[k]
+        return AsmSyntaxError(f"{msg}\n  {self.text.strip()}", file=self.filename,
+                              line=self.inst.line, column=col)
+
+
+def check_register(op, ctx: _Ctx | None = None, k: int | None = None) -> str | None:
+    """Range and alignment check of one operand; returns an error message or ``None``."""
+    b = op.base if isinstance(op, Src) else op
+    if not isinstance(b, Reg):
+        return None
+    limit = REG_LIMIT.get(b.file)
+    if limit is None:
+        return f"unknown register file {b.file!r}"
+    if b.last > limit:
+        if b.file == "s" and b.last <= 105:
+            return (f"register {b} is not available on gfx942: s102..s105 are reachable only as "
+                    f"flat_scratch / xnack_mask; SGPRs are s0..s{limit}")
+        return f"register index is out of range: {b}; expected {b.file}0..{b.file}{limit}"
+    if b.count >= 2:
+        if b.file in ("s", "ttmp"):
+            align = 2 if b.count == 2 else 4
+            if b.index % align:
+                return (f"invalid register alignment: {b} must start at a multiple of {align} "
+                        f"(SGPR tuples of {b.count} dwords)")
+        elif b.index % 2:
+            return (f"invalid register alignment: {b}: {b.file.upper()}GPR tuples must be 64-bit "
+                    f"aligned (start at an even index) on gfx942")
+    return None
+
+
+def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool) -> bool:
+    """Whether operand ``op`` fits table class ``cls``."""
+    b = op.base if isinstance(op, Src) else op
+    if cls in ("IMM", "HWREG", "SENDMSG", "WAITCNT", "GPR_IDX", "SWIZZLE"):
+        return isinstance(b, (Imm, Label, Expr, Func, FuncList))
+    if cls == "special":
+        if isinstance(b, Special):
+            if name == "off" or b.name == name:
+                return True
+            return name not in ("vcc", "off") and b.name in _SGPR_SPECIALS
+        if isinstance(b, Reg):  # "off" stands for an optional address register
+            return name not in ("vcc",) and (name == "off" or b.file in ("s", "ttmp"))
+        return False
+    files = set()
+    consts = lits = False
+    if cls == "VGPR":
+        files = {"v", "a"} if mfma else {"v"}
+    elif cls == "AGPR":
+        files = {"a", "v"} if mfma else {"a"}
+    elif cls == "AV":
+        files = {"v", "a"}
+    elif cls == "SGPR":
+        files = {"s", "ttmp"}
+    elif cls in ("SSRC",):
+        files, consts, lits = {"s", "ttmp"}, True, True
+    elif cls == "SCSRC":
+        files, consts = {"s", "ttmp"}, True
+    elif cls == "VSRC":
+        files, consts, lits = {"v", "s", "ttmp"}, True, True
+    elif cls in ("VCSRC", "VS"):
+        files, consts = {"v", "s", "ttmp"}, True
+        lits = True  # llvm-mc reports literal-size limits itself
+    elif cls == "VISRC":
+        files, consts = ({"v", "a"} if mfma else {"v"}), True
+    elif cls == "AVSRC":
+        files, consts = {"v", "a", "s", "ttmp"}, True
+    else:
+        return True  # a class this checker does not know: accept
+    if isinstance(b, Reg):
+        return b.file in files
+    if isinstance(b, Special):
+        if b.name in ("off",):
+            return False
+        return bool(files & {"s", "ttmp"}) and (b.name in _SGPR_SPECIALS or b.name in _SRC_CONSTANTS)
+    if isinstance(b, Imm):
+        return consts or lits
+    if isinstance(b, (Label, Expr)):
+        return lits
+    return False
+
+
+def _width_of(op) -> int | None:
+    b = op.base if isinstance(op, Src) else op
+    if isinstance(b, Reg):
+        return b.count
+    if isinstance(b, Special):
+        return _WIDTH_SPECIALS.get(b.name)
+    return None
+
+
+def _specs(info, inst: Instruction) -> list[tuple[str, str, int | None]]:
+    ops = _field(info, "operands", ()) or ()
+    rtn = _field(info, "rtn_operands", None)
+    if rtn and len(rtn) == len(inst.operands) and len(ops) != len(inst.operands):
+        ops = rtn
+    return [(_field(o, "name", f"op{i}") or f"op{i}", _field(o, "cls", "") or "",
+             _field(o, "width", None)) for i, o in enumerate(ops)]
+
+
+#: Instructions whose last immediate operand may be omitted (LLVM SOPPInstructions.td:
+#: ``s_endpgm`` has an optional imm16).
+_OPTIONAL_LAST_IMM = frozenset({"s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"})
+#: v_readlane/v_writelane lane selects and sources take an SGPR, M0 or an inline constant
+#: (LLVM VOP3Instructions.td: SCSrc_b32 / SSrcOrLds_b32).
+_LANE_OPS = frozenset({"v_readlane_b32", "v_writelane_b32"})
+
+
+def _alternatives(info, inst: Instruction, specs: list) -> list[list]:
+    """Operand lists of the other assembly forms of the same mnemonic.
+
+    The ISA table records one form per mnemonic; LLVM also accepts (AMDGPU
+    ``FLATInstructions.td``, ``SMInstructions.td``, ``BUFInstructions.td``):
+    global_* with an SGPR pair ``saddr`` and a 32-bit VGPR offset, scratch_*
+    with ``off`` for the VGPR address, SMEM with an SGPR ``soffset`` in place
+    of the immediate offset, MUBUF loads with ``lds`` (no vdata), and an
+    omitted optional immediate.
+    """
+    enc = (_field(info, "enc", "") or "").upper()
+    op = inst.opcode
+    alts = [specs]
+    if enc == "FLAT" or op.startswith(("global_", "scratch_", "flat_")):
+        alts.append([(n, "VADDR", w) if n == "vaddr" else (n, c, w) for n, c, w in specs])
+    if enc == "SMEM" or op.startswith(("s_load", "s_store", "s_buffer", "s_atomic",
+                                       "s_scratch")):
+        alts.append([(n, "SOFFSET", w) if c == "IMM" else (n, c, w) for n, c, w in specs])
+    if (enc in ("MUBUF", "MTBUF") or op.startswith("buffer_")) and inst.has_mod("lds") \
+            and specs and specs[0][0] in ("vdata", "vdst"):
+        alts.append(specs[1:])
+    if op in _OPTIONAL_LAST_IMM and specs and specs[-1][1] == "IMM":
+        alts.append(specs[:-1])
+    if op in _LANE_OPS:
+        alts.append([(n, "SCSRC", w) if c == "SGPR" and w == 1 else (n, c, w)
+                     for n, c, w in specs])
+    return alts
+
+
+def check_instruction(inst: Instruction, filename: str = "<input>",
+                      line_text: str | None = None) -> None:
+    """Check one instruction against the ISA table and the register files.
+
+    ``line_text`` is the source line (for accurate columns); without it
+    columns refer to the printed instruction after a tab.
+
+    Raises:
+        AsmSyntaxError: the first problem found, with file:line:column.
+    """
+    ctx = _Ctx(inst, filename, line_text)
+    for k, op in enumerate(inst.operands):
+        msg = check_register(op)
+        if msg:
+            raise ctx.error(msg, k)
+    info = _lookup(inst.opcode)
+    if info is None:
+        close = difflib.get_close_matches(inst.opcode, _all_mnemonics(), n=3, cutoff=0.75)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ctx.error(f"unknown mnemonic {inst.opcode!r} for gfx942{hint}")
+    specs = _specs(info, inst)
+    alts = _alternatives(info, inst, specs)
+    if len(alts) > 1:
+        for alt in alts[1:]:
+            if _first_problem(inst, alt) is None:
+                return
+    problem = _first_problem(inst, specs)
+    if problem is not None:
+        raise ctx.error(*problem)
+
+
+def _first_problem(inst: Instruction, specs: list) -> tuple[str, int | None] | None:
+    """The first mismatch of ``inst`` against one operand list: (message, operand index)."""
+    if len(specs) != len(inst.operands):
+        names = ", ".join(n for n, _c, _w in specs) or "none"
+        k = len(specs) if len(inst.operands) > len(specs) else None
+        return (f"wrong number of operands for {inst.opcode}: expected {len(specs)} "
+                f"({names}), got {len(inst.operands)}", k)
+    mfma = inst.opcode.startswith(("v_mfma", "v_smfmac"))
+    for k, (op, (name, cls, width)) in enumerate(zip(inst.operands, specs)):
+        if cls == "VADDR":  # FLAT address: VGPR pair, VGPR offset with saddr, or off
+            b = op.base if isinstance(op, Src) else op
+            if (isinstance(b, Reg) and b.file == "v" and b.count in (1, 2)) or b == Special("off"):
+                continue
+            cls = "VGPR"
+        elif cls == "SOFFSET":  # SMEM offset: immediate or SGPR soffset
+            b = op.base if isinstance(op, Src) else op
+            if isinstance(b, (Imm, Label, Expr)) or (isinstance(b, Reg) and b.file == "s"
+                                                      and b.count == 1) or b == Special("m0"):
+                continue
+            cls = "SSRC"
+        if not _kind_ok(op, cls, width, name, mfma):
+            want = _CLASS_WORDS.get(cls, cls if cls != "special" else f"'{name}'")
+            return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op} is not {want}", k)
+        w = _width_of(op)
+        if w is not None and width and cls not in ("IMM",) and w != width and not (
+                cls == "special" and name == "off"):
+            return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op} is "
+                    f"{w} dword{'s' if w != 1 else ''} wide; expected {width}", k)
+    return None
+
+
+def check_module(module: Module, filename: str | None = None, text: str | None = None) -> None:
+    """Check every instruction of every function of ``module``.
+
+    ``text`` (the source the module was parsed from) gives exact columns.
+
+    Raises:
+        AsmSyntaxError: the first problem found, with file:line:column.
+    """
+    filename = filename or module.source or "<input>"
+    lines = text.split("\n") if text is not None else None
+    for k in module.kernels:
+        for inst in k.instructions():
+            lt = None
+            if lines is not None and inst.line is not None and 0 < inst.line <= len(lines):
+                lt = lines[inst.line - 1]
+            check_instruction(inst, filename, lt)
+
+
+def check_all(instructions: Iterable[Instruction], filename: str = "<input>") -> None:
+    """Check a sequence of instructions (e.g. a listing)."""
+    for inst in instructions:
+        check_instruction(inst, filename)
