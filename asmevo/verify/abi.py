@@ -1,0 +1,257 @@
+"""ABI facts of a kernel and the ABI-preservation check (candidate vs original).
+
+A candidate may change a kernel's code and the register counts derived from
+it, nothing else the runtime or the caller can see.  Compared per kernel:
+
+* the set of kernel symbols and their descriptor symbols (``NAME.kd``);
+* the 64-byte kernel descriptor, field by field, except the fields derived
+  from register use: GRANULATED_WORKITEM_VGPR_COUNT,
+  GRANULATED_WAVEFRONT_SGPR_COUNT, ACCUM_OFFSET, and
+  ``kernel_code_entry_byte_offset`` (the code may move).  This covers the
+  entry conditions: user SGPR enables (kernel_code_properties), kernarg
+  preload, system SGPR enables and work-item id VGPRs (compute_pgm_rsrc2),
+  float modes (compute_pgm_rsrc1), LDS/scratch sizes and kernarg size;
+* the kernel's ``amdhsa.kernels`` metadata entry, key by key, except
+  ``.sgpr_count``, ``.vgpr_count``, ``.agpr_count``, ``.sgpr_spill_count``
+  and ``.vgpr_spill_count``; this covers the kernarg layout (``.args``,
+  ``.kernarg_segment_size``, ``.kernarg_segment_align``);
+* the target id.
+
+Sources: LLVM AMDGPUUsage, "Kernel Descriptor", "Code Object V3+ Metadata",
+"Initial Kernel Execution State".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..frontend.descriptor import (DIRECTIVE_FIELDS, GFX942_EXTRA_SGPRS, KernelDescriptor)
+from ..ir.module import Kernel, Module
+from .verdict import Evidence, Status, Verdict
+
+#: Descriptor fields a candidate may change (derived from register use / code placement).
+DESCRIPTOR_DERIVED = frozenset({
+    "granulated_workitem_vgpr_count", "granulated_wavefront_sgpr_count", "accum_offset",
+    "kernel_code_entry_byte_offset",
+})
+
+#: Metadata keys a candidate may change (register counts and fields derived from them).
+METADATA_DERIVED = frozenset({
+    ".sgpr_count", ".vgpr_count", ".agpr_count", ".sgpr_spill_count", ".vgpr_spill_count",
+})
+
+
+@dataclass
+class KernelFacts:
+    """What the verifier needs to know about one kernel entry.
+
+    Attributes:
+        name: kernel symbol.
+        kernel: the IR kernel (code).
+        descriptor: :class:`KernelDescriptor` (from the code object, or rebuilt
+            from the ``.amdhsa_kernel`` block the way llvm-mc would), or None.
+        descriptor_source: ``"code-object"``, ``"amdhsa"`` or ``"none"``.
+        metadata: this kernel's ``amdhsa.kernels`` entry (dict) or None.
+        kd_symbol: the descriptor symbol (``name.kd``) when known.
+    """
+
+    name: str
+    kernel: Kernel
+    descriptor: KernelDescriptor | None
+    descriptor_source: str
+    metadata: dict | None
+    kd_symbol: str | None
+
+
+def _int(text: str) -> int:
+    return int(str(text).strip(), 0)
+
+
+def descriptor_from_amdhsa(fields: dict[str, str]) -> KernelDescriptor:
+    """Build the descriptor llvm-mc would emit for an ``.amdhsa_kernel`` block (gfx942).
+
+    Granulated counts follow llvm-mc (AMDGPUAsmParser::ParseDirectiveAMDHSAKernel):
+    VGPR blocks from ``.amdhsa_next_free_vgpr`` (unified VGPR+AGPR count on
+    gfx90a/gfx942); SGPR blocks from ``.amdhsa_next_free_sgpr`` plus the 6
+    extra SGPRs of gfx942; ACCUM_OFFSET from ``.amdhsa_accum_offset``.
+
+    Raises:
+        ValueError: a field value is not an integer.
+    """
+    kd = KernelDescriptor()
+    for k, v in fields.items():
+        f = DIRECTIVE_FIELDS.get(k)
+        if f is not None:
+            setattr(kd, f, _int(v))
+    nfv = _int(fields.get(".amdhsa_next_free_vgpr", "0"))
+    nfs = _int(fields.get(".amdhsa_next_free_sgpr", "0"))
+    kd.granulated_workitem_vgpr_count = KernelDescriptor.granulate_vgprs(nfv)
+    kd.granulated_wavefront_sgpr_count = KernelDescriptor.granulate_sgprs(nfs + GFX942_EXTRA_SGPRS)
+    acc = _int(fields.get(".amdhsa_accum_offset", "4"))
+    kd.accum_offset = max(acc, 4) // 4 - 1
+    if ".amdhsa_user_sgpr_count" not in fields:
+        kd.user_sgpr_count = kd.implied_user_sgprs
+    return kd
+
+
+def _meta_dict(m: Any) -> dict | None:
+    """A metadata entry as a dict: a dict as is, a ``KernelMeta`` by its ``raw`` map."""
+    if isinstance(m, dict):
+        return m
+    raw = getattr(m, "raw", None)
+    return raw if isinstance(raw, dict) else None
+
+
+def module_target(module: Module) -> str | None:
+    """Target id: the code object's (from e_flags) or the ``.amdgcn_target`` directive."""
+    co = getattr(module, "code_object", None)
+    if co is not None and hasattr(co, "target_id"):
+        try:
+            return str(co.target_id)
+        except Exception:  # noqa: BLE001
+            pass
+    return module.target
+
+
+def _metadata_entries(module: Module) -> dict[str, dict]:
+    """Kernel name -> metadata entry, from the kernels or from a YAML metadata block."""
+    out: dict[str, dict] = {}
+    for k in module.kernels:
+        raw = _meta_dict(k.metadata)
+        if raw is not None:
+            out[k.name] = raw
+    if out:
+        return out
+    from ..ir.module import MetadataBlock
+    for it in module.items:
+        if isinstance(it, MetadataBlock):
+            try:
+                import yaml
+                doc = yaml.safe_load(it.text)
+            except Exception:  # noqa: BLE001 - malformed YAML: no metadata facts
+                continue
+            for e in (doc or {}).get("amdhsa.kernels", []) or []:
+                if isinstance(e, dict) and ".name" in e:
+                    out[str(e[".name"])] = e
+    co = getattr(module, "code_object", None)
+    if not out and co is not None:
+        md = getattr(co, "metadata", None)
+        ents = None
+        if isinstance(md, dict):
+            ents = md.get("amdhsa.kernels")
+        elif md is not None:
+            ents = getattr(md, "kernels", None)
+        for e in ents or []:
+            if isinstance(e, dict) and ".name" in e:
+                out[str(e[".name"])] = e
+            elif hasattr(e, "raw") and isinstance(e.raw, dict):
+                out[str(e.raw.get(".name"))] = e.raw
+    return out
+
+
+def kernel_facts(module: Module) -> dict[str, KernelFacts]:
+    """Facts for every amdhsa kernel entry of ``module`` (device functions excluded),
+    keyed by kernel name."""
+    md = _metadata_entries(module)
+    co = getattr(module, "code_object", None)
+    co_kernels = {getattr(c, "name", None): c for c in (getattr(co, "kernels", None) or [])}
+    out: dict[str, KernelFacts] = {}
+    for k in module.kernels:
+        if not k.is_kernel:
+            continue
+        kd, src = None, "none"
+        cok = co_kernels.get(k.name)
+        if k.descriptor is not None:
+            kd = k.descriptor
+            if not isinstance(kd, KernelDescriptor) and hasattr(kd, "to_bytes"):
+                kd = KernelDescriptor.from_bytes(kd.to_bytes())
+            src = "code-object"
+        elif cok is not None and getattr(cok, "descriptor", None) is not None:
+            kd, src = cok.descriptor, "code-object"
+        else:
+            blk = module.amdhsa_kernel(k.name)
+            if blk is not None:
+                kd, src = descriptor_from_amdhsa(blk.fields), "amdhsa"
+        meta = md.get(k.name)
+        kd_sym = None
+        if cok is not None and getattr(cok, "kd_symbol", None) is not None:
+            kd_sym = getattr(cok.kd_symbol, "name", None)
+        elif meta and ".symbol" in meta:
+            kd_sym = str(meta[".symbol"])
+        elif kd is not None:
+            kd_sym = k.name + ".kd"
+        out[k.name] = KernelFacts(k.name, k, kd, src, meta, kd_sym)
+    return out
+
+
+def _norm(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_norm(x) for x in v]
+    if isinstance(v, bytes):
+        return v.hex()
+    return v
+
+
+def compare_abi(orig: Module, cand: Module) -> Verdict:
+    """Check that ``cand`` keeps ``orig``'s ABI (see module docstring).
+
+    Returns a Verdict with status ``accepted`` or ``rejected-abi`` (evidence: the
+    differing symbols/fields with both values), or ``unknown-unsupported`` when
+    a kernel's descriptor or metadata is unknown on one side only (it cannot be
+    compared).
+    """
+    fo, fc = kernel_facts(orig), kernel_facts(cand)
+    ev: list[Evidence] = []
+    if set(fo) != set(fc):
+        ev.append(Evidence("abi", "kernel-symbols", "kernel symbols differ: original "
+                           f"{sorted(fo)}, candidate {sorted(fc)}",
+                           {"original": sorted(fo), "candidate": sorted(fc)}))
+    fno = sorted(k.name for k in orig.kernels if not k.is_kernel)
+    fnc = sorted(k.name for k in cand.kernels if not k.is_kernel)
+    if fno != fnc:
+        ev.append(Evidence("abi", "function-symbols", f"function symbols differ: {fno} vs {fnc}",
+                           {"original": fno, "candidate": fnc}))
+    to, tc = module_target(orig), module_target(cand)
+    if to and tc and to != tc:
+        ev.append(Evidence("abi", "target", f"target id differs: {to} vs {tc}",
+                           {"original": to, "candidate": tc}))
+    unknown: list[str] = []
+    for name in sorted(set(fo) & set(fc)):
+        a, b = fo[name], fc[name]
+        if a.kd_symbol != b.kd_symbol:
+            ev.append(Evidence("abi", "kd-symbol", f"{name}: descriptor symbol "
+                               f"{a.kd_symbol} vs {b.kd_symbol}",
+                               {"kernel": name, "original": a.kd_symbol, "candidate": b.kd_symbol}))
+        if (a.descriptor is None) != (b.descriptor is None):
+            unknown.append(f"{name}: kernel descriptor known on one side only")
+        elif a.descriptor is not None:
+            for field, x, y in a.descriptor.diff(b.descriptor):
+                if field in DESCRIPTOR_DERIVED:
+                    continue
+                ev.append(Evidence("abi", "descriptor-field",
+                                   f"{name}: descriptor field {field}: original {_norm(x)}, "
+                                   f"candidate {_norm(y)}",
+                                   {"kernel": name, "field": field, "original": _norm(x),
+                                    "candidate": _norm(y)}))
+        if (a.metadata is None) != (b.metadata is None):
+            unknown.append(f"{name}: metadata known on one side only")
+        elif a.metadata is not None:
+            ma, mb = _norm(a.metadata), _norm(b.metadata)
+            for key in sorted(set(ma) | set(mb)):
+                if key in METADATA_DERIVED:
+                    continue
+                if ma.get(key, "<absent>") != mb.get(key, "<absent>"):
+                    ev.append(Evidence("abi", "metadata-key",
+                                       f"{name}: metadata {key}: original {ma.get(key, '<absent>')!r}, "
+                                       f"candidate {mb.get(key, '<absent>')!r}",
+                                       {"kernel": name, "key": key,
+                                        "original": ma.get(key), "candidate": mb.get(key)}))
+    if ev:
+        return Verdict(Status.REJECTED_ABI, ev[0].message, ev)
+    if unknown:
+        return Verdict(Status.UNKNOWN_UNSUPPORTED, unknown[0],
+                       [Evidence("abi", "incomparable", u) for u in unknown])
+    return Verdict(Status.ACCEPTED, "ABI preserved")

@@ -1,0 +1,178 @@
+"""``verify(original, candidate, ...)``: run the verification layers and combine them.
+
+Levels are cumulative; the static layer (static checks + ABI) always runs first:
+
+=======  ==============================================================
+level    layers
+=======  ==============================================================
+static   static checks (registers, descriptor counts, LDS/scratch,
+         waitcnt, hazards) + ABI preservation
+z3       static + z3 equivalence of every changed window
+diff     static + differential testing in the emulator
+all      static + z3 + differential testing
+=======  ==============================================================
+
+Combination (first match wins): any rejection (layers in the order above) ->
+that status; at level ``z3`` any undecided window -> ``unknown-*``; at level
+``all`` a window z3 cannot decide is left to differential testing (the
+``layers`` record says ``z3=unknown``) -- but a z3 counterexample is final;
+an undecided differential run (step budget, unsupported instruction in the
+emulator) -> ``unknown-*``; otherwise ``accepted``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import AsmevoError
+from ..ir.module import Module
+from .verdict import Evidence, Status, Verdict
+
+LEVEL_LAYERS = {
+    "static": ("static",),
+    "z3": ("static", "z3"),
+    "diff": ("static", "diff"),
+    "all": ("static", "z3", "diff"),
+}
+
+
+def load_module(path: str) -> Module:
+    """Load a code object or assembly file through the frontend's one entry point.
+
+    Raises:
+        AsmevoError: unreadable or malformed input (with location).
+    """
+    try:
+        from ..frontend.loader import load
+    except ImportError:
+        load = None
+    if load is not None:
+        return load(path)
+    # Before the loader exists: assembly text only.
+    from ..frontend.asm_parser import parse_asm
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise AsmevoError(f"cannot read: {e}", file=path) from None
+    return parse_asm(text, path)
+
+
+def _check_builds(path: str) -> str | None:
+    """For an assembly candidate: does llvm-mc assemble it?  Returns the diagnostics or None."""
+    from ..llvm import MCPU, TRIPLE, run_tool
+    from ..errors import ToolFailedError
+    try:
+        run_tool("llvm-mc", [f"-triple={TRIPLE}", f"-mcpu={MCPU}", "-filetype=obj",
+                             "-o", os.devnull, path])
+    except ToolFailedError as e:
+        return str(e)
+    return None
+
+
+def _as_module(x: Any, role: str) -> tuple[Module | None, Verdict | None]:
+    """Module for ``x`` (path or Module).  For the candidate, load/assembly failures are a
+    ``build-failed`` verdict; for the original they raise (bad input)."""
+    if isinstance(x, Module):
+        return x, None
+    path = os.fspath(x)
+    if role == "original":
+        return load_module(path), None
+    try:
+        m = load_module(path)
+    except AsmevoError as e:
+        return None, Verdict(Status.BUILD_FAILED, f"candidate does not load: {e}",
+                             [Evidence("build", "load", str(e), {"path": path})])
+    if not path.endswith((".co", ".hsaco", ".o", ".elf")) and m.code_object is None:
+        diag = _check_builds(path)
+        if diag:
+            return None, Verdict(Status.BUILD_FAILED, "candidate does not assemble",
+                                 [Evidence("build", "llvm-mc", diag[:2000], {"path": path})])
+    return m, None
+
+
+def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "all",
+           entry: str | None = None, trials: int = 8, seed: int = 0,
+           tolerance: tuple[float, float] | None = None, timeout_ms: int = 10_000,
+           memory_order: bool = True) -> Verdict:
+    """Verify ``candidate`` against ``original``.
+
+    Args:
+        original, candidate: a path (``.co``/``.hsaco``/``.s``) or a loaded :class:`Module`.
+        harness: launch description for differential testing (path to a JSON
+            harness or an already loaded harness object); required for levels
+            ``diff`` and ``all``.
+        level: ``static``, ``z3``, ``diff`` or ``all`` (see module docstring).
+        entry: kernel to check (default: every kernel; differential testing
+            needs one kernel, the harness's or this one).
+        trials: differential trials (seeded random inputs plus edge-value trials).
+        seed: base seed for input generation.
+        tolerance: ``(rtol, atol)`` for floating-point outputs; None = bit exact.
+        timeout_ms: z3 budget per window.
+        memory_order: run the waitcnt and hazard checks (static layer).
+
+    Returns:
+        A :class:`Verdict` (never raises for a bad *candidate*: that is ``build-failed``).
+
+    Raises:
+        AsmevoError: the original or the harness is bad input, or ``level`` is unknown.
+    """
+    if level not in LEVEL_LAYERS:
+        raise AsmevoError(f"unknown level {level!r}; expected one of {', '.join(LEVEL_LAYERS)}")
+    layers = LEVEL_LAYERS[level]
+    if "diff" in layers and harness is None:
+        raise AsmevoError(f"level {level!r} runs differential testing and needs a harness (--harness)")
+    orig, _ = _as_module(original, "original")
+    cand, bad = _as_module(candidate, "candidate")
+    if bad is not None:
+        bad.layers = {"build": "fail"}
+        return bad
+    from .abi import compare_abi
+    from .static import check_static
+    kernels = [entry] if entry else None
+    status: dict[str, str] = {}
+    parts: list[Verdict] = []
+    names = kernels or sorted(k.name for k in cand.kernels if k.is_kernel)
+
+    abi = compare_abi(orig, cand)
+    st = check_static(orig, cand, kernels=kernels, memory_order=memory_order)
+    status["abi"] = _layer_state(abi)
+    status["static"] = _layer_state(st)
+    for v in (st, abi):
+        if v.outcome == "rejected":
+            return _final(v, status, names, [st, abi])
+    parts += [st, abi]
+
+    z3v = None
+    if "z3" in layers:
+        from .equiv import check_kernels
+        z3v = check_kernels(orig, cand, kernels=kernels, timeout_ms=timeout_ms)
+        status["z3"] = _layer_state(z3v)
+        if z3v.outcome == "rejected":
+            return _final(z3v, status, names, parts + [z3v])
+        if level == "z3" or z3v.outcome == "accepted":
+            parts.append(z3v)
+        else:  # level all: undecided windows are left to differential testing
+            parts.append(Verdict(Status.ACCEPTED, "", [], notes=[
+                "z3 could not decide every changed window (" + z3v.message
+                + "); differential testing decides"]))
+    if "diff" in layers:
+        from .diff import differential
+        dv = differential(orig, cand, harness, entry=entry, trials=trials, seed=seed,
+                          tolerance=tolerance)
+        status["diff"] = _layer_state(dv)
+        parts.append(dv)
+    from .verdict import combine
+    return combine(parts, status, names)
+
+
+def _layer_state(v: Verdict) -> str:
+    return {"accepted": "pass", "rejected": "fail", "unknown": "unknown"}[v.outcome]
+
+
+def _final(v: Verdict, status: dict, names: list[str], parts: list[Verdict]) -> Verdict:
+    v.layers = dict(status)
+    v.kernels = list(names)
+    v.notes = [n for p in parts for n in p.notes]
+    return v

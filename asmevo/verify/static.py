@@ -1,0 +1,368 @@
+"""Static checks of a candidate kernel against its own descriptor (and the original).
+
+Checks, in the order they decide a verdict:
+
+1. **register bounds** (``rejected-register-bounds``): every register an
+   instruction names exists under the candidate's kernel descriptor.  On
+   gfx90a/gfx942 the VGPR file is unified: the kernel gets
+   ``(GRANULATED_WORKITEM_VGPR_COUNT + 1) * 8`` registers; ArchVGPRs are
+   ``v0 .. v[ACCUM_OFFSET*4+3]`` exclusive of the AGPR area, AGPR ``aN`` lives at
+   unified index ``accum_offset + N``.  SGPRs: ``(GRANULATED_WAVEFRONT_SGPR_COUNT
+   + 1) * 8`` per wave, of which the top 6 are VCC, XNACK_MASK and FLAT_SCRATCH
+   (AMDGPUUsage compute_pgm_rsrc1/rsrc3 tables; AMDGPUBaseInfo.cpp
+   getNumExtraSGPRs; gfx942 has architected flat scratch, so always 6).
+   Architectural limits: ``v0..v255``, ``a0..a255``, ``s0..s101``.
+2. **descriptor counts** (``rejected-descriptor-counts``): the SGPRs the
+   hardware initialises at entry (user SGPRs incl. kernarg preload, plus the
+   enabled system SGPRs) fit the SGPR allocation (PITFALLS BR-24);
+   USER_SGPR_COUNT covers the enabled user SGPRs; metadata ``.vgpr_count``,
+   ``.agpr_count``, ``.sgpr_count`` do not under-report the registers used;
+   ``group_segment_fixed_size`` (LDS) and ``private_segment_fixed_size``
+   (scratch) cover every statically known access (immediate offsets of DS and
+   scratch instructions are lower bounds of the address).
+3. **waitcnt** (``rejected-waitcnt``) and **hazards** (``rejected-hazard``):
+   violations reported by :mod:`asmevo.analysis` that the original does not
+   have.  When those analyses are unavailable the verdict is
+   ``unknown-unsupported``, never ``accepted``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..frontend.descriptor import KernelDescriptor
+from ..ir.instruction import Instruction
+from ..ir.module import Kernel, Module
+from ..ir.operands import Reg, base_of
+from .abi import KernelFacts, kernel_facts
+from .verdict import Evidence, Status, Verdict
+
+#: Architectural register-file limits on gfx942 (CDNA3 ISA guide, "Scalar/Vector operands").
+MAX_VGPR, MAX_AGPR, MAX_SGPR = 256, 256, 102
+#: SGPRs above the used ones that the allocation must hold on gfx942 (VCC, XNACK, FLAT_SCRATCH).
+EXTRA_SGPRS = 6
+
+
+@dataclass
+class RegisterUse:
+    """Highest register index used per file, with the instruction that used it.
+
+    Attributes:
+        max_v, max_a, max_s: highest index used (-1 if none).
+        where: ``{"v"|"a"|"s": Instruction}`` the instruction naming the highest register.
+        uses: every ``(file, index, Instruction)`` for bounds reporting.
+    """
+
+    max_v: int = -1
+    max_a: int = -1
+    max_s: int = -1
+    where: dict = field(default_factory=dict)
+    uses: list = field(default_factory=list)
+
+
+def register_use(kernel: Kernel) -> RegisterUse:
+    """Scan every explicit register operand of ``kernel`` (all blocks)."""
+    ru = RegisterUse()
+    for inst in kernel.instructions():
+        for op in inst.operands:
+            b = base_of(op)
+            if not isinstance(b, Reg) or b.file not in ("v", "a", "s"):
+                continue
+            last = b.index + b.count - 1
+            ru.uses.append((b.file, last, inst))
+            attr = "max_" + b.file
+            if last > getattr(ru, attr):
+                setattr(ru, attr, last)
+                ru.where[b.file] = inst
+    return ru
+
+
+def _loc(inst: Instruction) -> dict:
+    d = {"instruction": inst.text()}
+    if inst.address is not None:
+        d["address"] = inst.address
+    if inst.line is not None:
+        d["line"] = inst.line
+    return d
+
+
+def check_register_bounds(facts: KernelFacts) -> list[Evidence]:
+    """Registers named by instructions that do not exist under the descriptor."""
+    kd = facts.descriptor
+    ru = register_use(facts.kernel)
+    ev: list[Evidence] = []
+    seen: set = set()
+    alloc_v = kd.vgpr_count if kd else MAX_VGPR
+    acc = kd.accum_offset_vgprs if kd else MAX_VGPR
+    alloc_s = kd.sgpr_count if kd else MAX_SGPR + EXTRA_SGPRS
+    for f, last, inst in ru.uses:
+        why = None
+        if f == "v":
+            if last >= MAX_VGPR:
+                why = f"v{last} beyond the {MAX_VGPR} addressable VGPRs"
+            elif kd and last >= acc:
+                why = f"v{last} at or above ACCUM_OFFSET ({acc} VGPRs)"
+            elif kd and last >= alloc_v:
+                why = f"v{last} beyond the {alloc_v} allocated VGPRs"
+        elif f == "a":
+            if last >= MAX_AGPR:
+                why = f"a{last} beyond the {MAX_AGPR} addressable AGPRs"
+            elif kd and acc + last >= alloc_v:
+                why = (f"a{last} is unified register {acc + last}, beyond the {alloc_v} "
+                       f"allocated (ACCUM_OFFSET {acc})")
+        elif f == "s":
+            if last >= MAX_SGPR:
+                why = f"s{last} beyond the {MAX_SGPR} addressable SGPRs"
+            elif kd and last + 1 + EXTRA_SGPRS > alloc_s:
+                why = (f"s{last} plus the {EXTRA_SGPRS} VCC/XNACK/FLAT_SCRATCH SGPRs exceeds "
+                       f"the {alloc_s} allocated SGPRs")
+        if why and (f, last, id(inst)) not in seen:
+            seen.add((f, last, id(inst)))
+            ev.append(Evidence("static", "register-out-of-range", f"{facts.name}: {why}: {inst.text()}",
+                               {"kernel": facts.name, "file": f, "index": last, **_loc(inst)}))
+    return ev
+
+
+# --- static memory footprint -------------------------------------------------
+
+_WIDTH_TOKENS = {"b8": 1, "u8": 1, "i8": 1, "b16": 2, "u16": 2, "i16": 2, "f16": 2, "bf16": 2,
+                 "b32": 4, "u32": 4, "i32": 4, "f32": 4, "b64": 8, "u64": 8, "i64": 8, "f64": 8,
+                 "b96": 12, "b128": 16}
+_DS_NO_ADDRESS = re.compile(r"^ds_(swizzle|permute|bpermute|append|consume|gws|nop|ordered_count)|addtid")
+_SCRATCH_WIDTH = {"byte": 1, "sbyte": 1, "ubyte": 1, "short": 2, "sshort": 2, "ushort": 2,
+                  "dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16}
+
+
+def _ds_width(op: str) -> int | None:
+    toks = op.split("_")
+    if "pk" in toks:
+        return 4
+    for t in reversed(toks):
+        if t in _WIDTH_TOKENS:
+            return _WIDTH_TOKENS[t]
+    return None
+
+
+def lds_requirement(kernel: Kernel) -> tuple[int, Instruction | None]:
+    """Lower bound of the LDS bytes the kernel's DS instructions touch.
+
+    An address is ``vaddr + offset`` with an unsigned vaddr, so ``offset +
+    width`` bytes must exist (``ds_read2*``/``ds_write2*``: ``offset0``/``offset1``
+    in units of the element size, x64 for ``st64``).  Returns ``(bytes,
+    instruction that needs most)``.
+    """
+    best, where = 0, None
+    for inst in kernel.instructions():
+        op = inst.opcode
+        if not op.startswith("ds_") or _DS_NO_ADDRESS.search(op):
+            continue
+        w = _ds_width(op)
+        if w is None:
+            continue
+        if re.search(r"(read|write|load|store|wrxchg|cmpst|cmpxchg)2", op):
+            unit = w * (64 if "st64" in op else 1)
+            need = max(int(inst.mod("offset0", 0) or 0), int(inst.mod("offset1", 0) or 0)) * unit + w
+        else:
+            need = int(inst.mod("offset", 0) or 0) + w
+        if need > best:
+            best, where = need, inst
+    return best, where
+
+
+def scratch_requirement(kernel: Kernel) -> tuple[int, Instruction | None]:
+    """Lower bound of per-work-item scratch bytes touched by ``scratch_*`` instructions
+    (``offset`` >= 0 plus the access width; address registers are unsigned)."""
+    best, where = 0, None
+    for inst in kernel.instructions():
+        op = inst.opcode
+        if not op.startswith("scratch_"):
+            continue
+        m = re.match(r"scratch_(load|store)_(\w+?)(_d16(_hi)?)?$", op)
+        if not m or m.group(2) not in _SCRATCH_WIDTH:
+            continue
+        off = int(inst.mod("offset", 0) or 0)
+        if off < 0:
+            continue
+        need = off + _SCRATCH_WIDTH[m.group(2)]
+        if need > best:
+            best, where = need, inst
+    return best, where
+
+
+def check_descriptor_counts(facts: KernelFacts, orig: KernelFacts | None = None) -> list[Evidence]:
+    """Descriptor and metadata counts that do not cover what the code uses (see module doc).
+
+    LDS/scratch: when the original itself accesses beyond its fixed size (dynamic
+    LDS), the candidate may access up to the original's footprint."""
+    kd, name = facts.descriptor, facts.name
+    ev: list[Evidence] = []
+    ru = register_use(facts.kernel)
+    if kd is not None:
+        system = (kd.enable_sgpr_workgroup_id_x + kd.enable_sgpr_workgroup_id_y
+                  + kd.enable_sgpr_workgroup_id_z + kd.enable_sgpr_workgroup_info)
+        entry = kd.user_sgpr_count + system
+        if kd.user_sgpr_count < kd.implied_user_sgprs:
+            ev.append(Evidence("static", "user-sgpr-count",
+                               f"{name}: USER_SGPR_COUNT {kd.user_sgpr_count} < {kd.implied_user_sgprs} "
+                               "user SGPRs enabled (incl. kernarg preload)",
+                               {"kernel": name, "user_sgpr_count": kd.user_sgpr_count,
+                                "implied": kd.implied_user_sgprs}))
+        if entry + EXTRA_SGPRS > kd.sgpr_count:
+            ev.append(Evidence("static", "entry-sgprs",
+                               f"{name}: {entry} entry SGPRs (user + system) + {EXTRA_SGPRS} exceed the "
+                               f"{kd.sgpr_count} allocated SGPRs (PITFALLS BR-24)",
+                               {"kernel": name, "entry_sgprs": entry, "allocated": kd.sgpr_count}))
+        if kd.accum_offset_vgprs > 256:
+            ev.append(Evidence("static", "accum-offset", f"{name}: ACCUM_OFFSET {kd.accum_offset_vgprs} > 256",
+                               {"kernel": name}))
+    md = facts.metadata or {}
+    acc = kd.accum_offset_vgprs if kd else None
+    need_v = ru.max_v + 1
+    if ru.max_a >= 0:
+        need_v = max(need_v, (acc if acc is not None else need_v) + ru.max_a + 1)
+    for key, need in ((".vgpr_count", need_v), (".agpr_count", ru.max_a + 1),
+                      (".sgpr_count", ru.max_s + 1)):
+        if key in md:
+            try:
+                have = int(md[key])
+            except (TypeError, ValueError):
+                continue
+            if have < need:
+                ev.append(Evidence("static", "metadata-count",
+                                   f"{name}: metadata {key} {have} < {need} registers used",
+                                   {"kernel": name, "key": key, "metadata": have, "used": need}))
+    lds, lds_at = lds_requirement(facts.kernel)
+    scr, scr_at = scratch_requirement(facts.kernel)
+    if kd is not None:
+        # The original may legitimately exceed its fixed LDS size (dynamic LDS); then the
+        # candidate is held to the original's footprint instead.
+        lds_ok = scr_ok = 0
+        if orig is not None and orig.descriptor is not None:
+            o_lds = lds_requirement(orig.kernel)[0]
+            o_scr = scratch_requirement(orig.kernel)[0]
+            if o_lds > orig.descriptor.group_segment_fixed_size:
+                lds_ok = o_lds
+            if o_scr > orig.descriptor.private_segment_fixed_size:
+                scr_ok = o_scr
+        if lds > kd.group_segment_fixed_size and lds > lds_ok:
+            ev.append(Evidence("static", "lds-size",
+                               f"{name}: LDS access needs {lds} bytes, group_segment_fixed_size is "
+                               f"{kd.group_segment_fixed_size}: {lds_at.text()}",
+                               {"kernel": name, "needed": lds, "size": kd.group_segment_fixed_size,
+                                **_loc(lds_at)}))
+        if scr > kd.private_segment_fixed_size and scr > scr_ok:
+            ev.append(Evidence("static", "scratch-size",
+                               f"{name}: scratch access needs {scr} bytes, private_segment_fixed_size "
+                               f"is {kd.private_segment_fixed_size}: {scr_at.text()}",
+                               {"kernel": name, "needed": scr, "size": kd.private_segment_fixed_size,
+                                **_loc(scr_at)}))
+    return ev
+
+
+def allocation_notes(facts: KernelFacts) -> list[str]:
+    """Non-fatal remarks: registers allocated but unused (occupancy cost only)."""
+    kd = facts.descriptor
+    if kd is None:
+        return []
+    ru = register_use(facts.kernel)
+    need_v = ru.max_v + 1
+    if ru.max_a >= 0:
+        need_v = max(need_v, kd.accum_offset_vgprs + ru.max_a + 1)
+    out = []
+    if KernelDescriptor.granulate_vgprs(need_v) < kd.granulated_workitem_vgpr_count:
+        out.append(f"{facts.name}: {kd.vgpr_count} VGPRs allocated, {need_v} used")
+    return out
+
+
+# --- waitcnt / hazards from asmevo.analysis ----------------------------------
+
+class AnalysisUnavailable(Exception):
+    """The waitcnt or hazard analysis is not importable or does not support this kernel."""
+
+
+def _violations(kind: str, module: Module, kernel: Kernel) -> list[dict]:
+    """Violations found by ``asmevo.analysis`` for ``kind`` in ``{"waitcnt", "hazard"}``.
+
+    Each violation is a dict with at least ``message`` and ``signature`` (a
+    hashable description used to match violations between original and candidate).
+
+    Raises:
+        AnalysisUnavailable: the analysis module is absent or raised.
+    """
+    try:
+        if kind == "waitcnt":
+            from ..analysis import waitcnt as mod
+        else:
+            from ..analysis import hazards as mod
+    except ImportError as e:
+        raise AnalysisUnavailable(f"asmevo.analysis has no {kind} module yet ({e})") from None
+    raise AnalysisUnavailable(f"asmevo.analysis.{mod.__name__.rsplit('.', 1)[-1]} is not wired yet")
+
+
+def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
+                       orig_mod: Module | None, orig: KernelFacts | None) -> tuple[list[Evidence], str | None]:
+    """Violations of ``kind`` in the candidate that the original does not have.
+
+    Returns ``(evidence, unknown_reason)``; ``unknown_reason`` is set when the
+    analysis could not run.
+    """
+    try:
+        cv = _violations(kind, cand_mod, cand.kernel)
+        ov = _violations(kind, orig_mod, orig.kernel) if orig is not None else []
+    except AnalysisUnavailable as e:
+        return [], f"{kind} analysis unavailable: {e}"
+    budget: dict = {}
+    for v in ov:
+        budget[v["signature"]] = budget.get(v["signature"], 0) + 1
+    ev = []
+    for v in cv:
+        s = v["signature"]
+        if budget.get(s, 0) > 0:
+            budget[s] -= 1
+            continue
+        ev.append(Evidence("static", kind, f"{cand.name}: {v['message']}",
+                           {"kernel": cand.name, **{k: x for k, x in v.items() if k != "signature"}}))
+    return ev, None
+
+
+def check_static(orig: Module | None, cand: Module, *, kernels: list[str] | None = None,
+                 memory_order: bool = True) -> Verdict:
+    """All static checks of ``cand`` (see module docstring), optionally relative to ``orig``.
+
+    Returns a Verdict: the first failing check in the order register bounds,
+    descriptor counts, waitcnt, hazards; ``unknown-unsupported`` if a needed
+    analysis is unavailable or a kernel has no descriptor; else ``accepted``.
+    """
+    cf = kernel_facts(cand)
+    of = kernel_facts(orig) if orig is not None else {}
+    names = kernels or sorted(cf)
+    notes: list[str] = []
+    buckets: dict[Status, list[Evidence]] = {s: [] for s in (
+        Status.REJECTED_REGISTER_BOUNDS, Status.REJECTED_DESCRIPTOR_COUNTS,
+        Status.REJECTED_WAITCNT, Status.REJECTED_HAZARD)}
+    unknown: list[str] = []
+    for n in names:
+        if n not in cf:
+            unknown.append(f"no kernel {n!r} in the candidate")
+            continue
+        f = cf[n]
+        o = of.get(n)
+        if f.descriptor is None:
+            unknown.append(f"{n}: no kernel descriptor to check registers against")
+        buckets[Status.REJECTED_REGISTER_BOUNDS] += check_register_bounds(f)
+        buckets[Status.REJECTED_DESCRIPTOR_COUNTS] += check_descriptor_counts(f, o)
+        notes += allocation_notes(f)
+        if memory_order:
+            for kind, st in (("waitcnt", Status.REJECTED_WAITCNT), ("hazard", Status.REJECTED_HAZARD)):
+                ev, why = check_memory_order(kind, cand, f, orig, o)
+                buckets[st] += ev
+                if why:
+                    unknown.append(why)
+    for st, ev in buckets.items():
+        if ev:
+            return Verdict(st, ev[0].message, ev, notes=notes)
+    if unknown:
+        return Verdict(Status.UNKNOWN_UNSUPPORTED, unknown[0],
+                       [Evidence("static", "undecided", u) for u in dict.fromkeys(unknown)], notes=notes)
+    return Verdict(Status.ACCEPTED, "static checks passed", notes=notes)

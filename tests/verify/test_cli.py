@@ -1,0 +1,61 @@
+"""The verify/equiv command lines: exit statuses and bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from asmevo.cli import main
+
+
+def test_verify_static_same_file_accepts_or_unknown(corpus_dir, capsys):
+    s = str(corpus_dir / "vadd_f32.s")
+    rc = main(["verify", s, s, "--level", "static", "--json"])
+    rec = json.loads(capsys.readouterr().out)
+    assert rc == rec["exit_status"]
+    assert rec["status"] in ("accepted", "unknown-unsupported")  # unknown until analyses exist
+
+
+def test_verify_abi_rejection_exit_1(corpus_dir, tmp_path, capsys):
+    s = corpus_dir / "vadd_f32.s"
+    cand = tmp_path / "cand.s"
+    cand.write_text(s.read_text().replace(".amdhsa_kernarg_size 28", ".amdhsa_kernarg_size 32"))
+    rc = main(["verify", str(s), str(cand), "--level", "static", "--json"])
+    rec = json.loads(capsys.readouterr().out)
+    assert rc == 1 and rec["status"] == "rejected-abi"
+
+
+def test_verify_candidate_syntax_error_is_build_failed(corpus_dir, tmp_path, capsys):
+    s = corpus_dir / "vadd_f32.s"
+    cand = tmp_path / "cand.s"
+    cand.write_text(s.read_text().replace("v_add_f32_e32 v2, v6, v7", "v_add_f32_e32 v2, v6,"))
+    rc = main(["verify", str(s), str(cand), "--level", "static"])
+    assert rc == 1
+    assert capsys.readouterr().out.startswith("build-failed")
+
+
+def test_verify_bad_original_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.s"
+    bad.write_text("v_add_f32_e32 v2, v6,\n")
+    rc = main(["verify", str(bad), str(bad), "--level", "static"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "bad.s:1" in err and "Traceback" not in err
+
+
+def test_verify_diff_needs_harness(corpus_dir, capsys):
+    s = str(corpus_dir / "vadd_f32.s")
+    assert main(["verify", s, s, "--level", "diff"]) == 2
+
+
+def test_verify_no_traceback_subprocess(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "asmevo.cli", "verify", str(tmp_path / "nope.co"),
+                        str(tmp_path / "nope.co"), "--level", "static"], capture_output=True, text=True)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_equiv_bad_live_out(tmp_path):
+    a = tmp_path / "a.s"
+    a.write_text("v_add_u32_e32 v0, v1, v2\n")
+    assert main(["equiv", str(a), str(a), "--live-out", "x9"]) == 2
