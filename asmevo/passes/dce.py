@@ -1,0 +1,43 @@
+"""dce: remove instructions whose results are never read and that have no side effects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..ir import Kernel
+from .base import Pass, PassResult, stat_counter
+from .liveness import dead_instructions, liveness
+
+
+@dataclass
+class DeadCodeElimination(Pass):
+    """Remove instructions with dead results and no side effects (repeats to a fixpoint).
+
+    Kept always: memory instructions (loads too), ``s_waitcnt``/``s_nop``,
+    messages, barriers, branches, hardware-register and mode writes, anything
+    not in the ISA table.  Writes to EXEC/VCC/SCC/M0 are removed only when
+    dead.  VGPR writes count as dead only when nothing reads the register
+    afterwards, or when it is fully rewritten under the same EXEC before any
+    read (see :mod:`asmevo.passes.liveness`).  Kernels with indirect control
+    flow or indexed register access are left alone.
+    """
+
+    name: ClassVar[str] = "dce"
+    preserves: ClassVar[frozenset[str]] = frozenset({"cfg"})
+    max_iterations: int = field(default=16, metadata={"doc": "fixpoint iteration limit"})
+
+    def run(self, kernel: Kernel, am) -> PassResult:
+        """Remove dead instructions from ``kernel``; stat ``skipped-kernels`` when left alone."""
+        removed = 0
+        for _ in range(max(1, self.max_iterations)):
+            live = liveness(kernel)
+            if not live.flow.ok:
+                return PassResult(changed=False, stats=stat_counter(**{"skipped-kernels": 1}))
+            dead = dead_instructions(kernel, live)
+            if not dead:
+                break
+            for b in kernel.blocks:
+                b.instructions = [i for i in b.instructions if id(i) not in dead]
+            removed += len(dead)
+        return PassResult(changed=bool(removed))

@@ -1,0 +1,405 @@
+"""Run a parsed pipeline over a module: analysis caching, instrumentation, statistics.
+
+* :class:`AnalysisManager` caches analyses per kernel and drops those a pass
+  does not preserve (LLVM ``PreservedAnalyses``).  Analyses are computed by
+  ``asmevo.analysis`` when present (see :data:`ANALYSES`).
+* :class:`PassManager` walks the tree from :func:`asmevo.passes.pipeline.parse_pipeline`:
+  ``kernel(...)`` runs its passes on every selected kernel, module passes run
+  once, ``repeat<N>(...)`` loops.
+* :class:`Instrumentation` implements ``--print-before/after``, ``--time-passes``,
+  ``--stats`` and ``--verify-each`` (static checks after every pass that
+  changed code: a pass may not add a violation that was not there before it).
+
+Statistics are measured by the manager from the code itself (so a pass cannot
+misreport them): instructions removed / added / modified in place / moved,
+``s_nop`` wait states (an ``s_nop N`` gives N+1, CDNA3 ISA guide "Manually
+inserted wait states"), and ``s_waitcnt`` instructions removed or changed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import importlib
+import io
+import sys
+import time
+from collections import Counter, defaultdict
+from typing import Any, Callable, Iterable
+
+from ..errors import AsmevoError
+from ..ir import Instruction, Kernel, Module
+from ..ir.printer import print_kernel, print_module
+from .base import PassResult
+from .pipeline import Node, PassNode, ScopeNode
+
+
+class PassFailedError(AsmevoError):
+    """A pass crashed or produced code that fails ``--verify-each``."""
+
+
+# -- analyses ----------------------------------------------------------------
+#: analysis name -> "module:function" computing it as ``f(kernel, am)``; filled
+#: from asmevo.analysis (see :func:`_analysis_fn`).
+ANALYSES: dict[str, str] = {}
+
+
+class AnalysisManager:
+    """Cache of per-kernel analysis results.
+
+    ``get(name, kernel)`` computes an analysis once per kernel (functions are
+    looked up in :data:`ANALYSES`, or registered with :meth:`register`);
+    :meth:`invalidate` drops every cached result of a kernel except those named
+    in ``preserved`` (``"all"`` keeps everything).
+
+    Attributes:
+        module: the module being optimised (passes may read descriptors,
+            ``.amdhsa_kernel`` blocks, the target).
+        kernel_names: names selected by ``--kernel`` (``None``: all).
+    """
+
+    def __init__(self, module: Module | None = None, kernel_names: Iterable[str] | None = None):
+        self.module = module
+        self.kernel_names = set(kernel_names) if kernel_names is not None else None
+        self._cache: dict[tuple[str, int], Any] = {}
+        self._fns: dict[str, Callable] = {}
+        self.computed: Counter = Counter()
+
+    def selected(self, kernel: Kernel) -> bool:
+        """Whether ``kernel`` is among those selected with ``--kernel``."""
+        return self.kernel_names is None or kernel.name in self.kernel_names
+
+    def register(self, name: str, fn: Callable[[Kernel, "AnalysisManager"], Any]) -> None:
+        """Register an analysis function ``fn(kernel, am) -> result`` under ``name``."""
+        self._fns[name] = fn
+
+    def get(self, name: str, kernel: Kernel) -> Any:
+        """The (cached) result of analysis ``name`` on ``kernel``.
+
+        Raises:
+            KeyError: unknown analysis name.
+        """
+        key = (name, id(kernel))
+        if key not in self._cache:
+            fn = self._fns.get(name) or _analysis_fn(name)
+            self._cache[key] = fn(kernel, self)
+            self.computed[name] += 1
+        return self._cache[key]
+
+    def cached(self, name: str, kernel: Kernel) -> bool:
+        """Whether ``name`` is cached for ``kernel``."""
+        return (name, id(kernel)) in self._cache
+
+    def invalidate(self, kernel: Kernel | None, preserved: frozenset[str] | str = frozenset()
+                   ) -> None:
+        """Drop cached results of ``kernel`` (all kernels if ``None``) not in ``preserved``."""
+        if preserved == "all":
+            return
+        for key in list(self._cache):
+            if (kernel is None or key[1] == id(kernel)) and key[0] not in preserved:
+                del self._cache[key]
+
+
+def _analysis_fn(name: str) -> Callable:
+    spec = ANALYSES.get(name)
+    if spec is None:
+        raise KeyError(f"unknown analysis {name!r}")
+    mod, _, fn = spec.partition(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
+# -- statistics --------------------------------------------------------------
+def nop_wait_states(insts: Iterable[Instruction]) -> int:
+    """Wait states provided by ``s_nop`` instructions (``s_nop N`` gives N+1)."""
+    total = 0
+    for i in insts:
+        if i.opcode == "s_nop":
+            v = getattr(i.operands[0], "value", 0) if i.operands else 0
+            total += int(v) + 1
+    return total
+
+
+def _lis_length(seq: list[int]) -> int:
+    tails: list[int] = []
+    for x in seq:
+        k = bisect.bisect_left(tails, x)
+        if k == len(tails):
+            tails.append(x)
+        else:
+            tails[k] = x
+    return len(tails)
+
+
+def diff_stats(before: list[Instruction], after: list[Instruction]) -> Counter:
+    """Compare two instruction lists (identity = untouched instruction).
+
+    Returns counters ``removed``, ``added``, ``modified`` (an instruction replaced
+    in place by a changed copy), ``moved`` (untouched instructions whose order
+    changed: kept count minus the longest in-order subsequence),
+    ``nop-wait-states-removed`` (may be negative), ``waitcnt-removed`` and
+    ``waitcnt-changed`` (s_waitcnt rewritten with other counts).
+    """
+    bpos = {id(x): n for n, x in enumerate(before)}
+    aids = {id(x) for x in after}
+    kept_positions = [bpos[id(x)] for x in after if id(x) in bpos]
+    moved = len(kept_positions) - _lis_length(kept_positions)
+    ta = [id(x) if id(x) in aids else ("r", n) for n, x in enumerate(before)]
+    tb = [id(x) if id(x) in bpos else ("a", n) for n, x in enumerate(after)]
+    removed = added = modified = wc_changed = 0
+    sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            continue
+        left = [before[i] for i in range(i1, i2) if isinstance(ta[i], tuple)]
+        right = [after[j] for j in range(j1, j2) if isinstance(tb[j], tuple)]
+        m = min(len(left), len(right))
+        modified += m
+        removed += len(left) - m
+        added += len(right) - m
+        for x, y in zip(left, right):
+            if x.opcode == "s_waitcnt" and y.opcode == "s_waitcnt" and x.key() != y.key():
+                wc_changed += 1
+    c = Counter()
+    c["removed"] = removed
+    c["added"] = added
+    c["modified"] = modified
+    c["moved"] = moved
+    c["nop-wait-states-removed"] = nop_wait_states(before) - nop_wait_states(after)
+    c["waitcnt-removed"] = (sum(1 for x in before if x.opcode == "s_waitcnt")
+                            - sum(1 for x in after if x.opcode == "s_waitcnt"))
+    c["waitcnt-changed"] = wc_changed
+    c["instructions-before"] = len(before)
+    c["instructions-after"] = len(after)
+    return c
+
+
+def _changed(before: list[Instruction], after: list[Instruction]) -> bool:
+    return len(before) != len(after) or any(x is not y for x, y in zip(before, after))
+
+
+# -- static checks for --verify-each -------------------------------------------
+def static_violations(kernel: Kernel, am: AnalysisManager) -> list[str]:
+    """Static problems of ``kernel`` as sorted message strings.
+
+    Uses ``asmevo.verify.static`` when available; otherwise the waitcnt and
+    hazard analyses' violation lists and register bounds
+    (:mod:`asmevo.passes.checks`).
+    """
+    from . import checks
+    return checks.static_violations(kernel, am)
+
+
+# -- instrumentation ---------------------------------------------------------
+class Instrumentation:
+    """Observers around each pass run (``--print-*``, ``--time-passes``, ``--stats``,
+    ``--verify-each``).  Output goes to ``out`` (stderr by default)."""
+
+    def __init__(self, *, print_before: Iterable[str] = (), print_after: Iterable[str] = (),
+                 print_before_all: bool = False, print_after_all: bool = False,
+                 verify_each: bool = False, out: Any = None):
+        self.print_before = set(print_before)
+        self.print_after = set(print_after)
+        self.print_before_all = print_before_all
+        self.print_after_all = print_after_all
+        self.verify_each = verify_each
+        self.out = out
+        self.stats: dict[str, Counter] = defaultdict(Counter)
+        self.times: dict[str, float] = defaultdict(float)
+        self.runs: Counter = Counter()
+        self.order: list[str] = []
+        self.log: list[tuple[str, str, bool]] = []  # (pass, unit name, changed)
+
+    def _w(self, s: str) -> None:
+        (self.out or sys.stderr).write(s)
+
+    def dump(self, when: str, name: str, unit: Kernel | Module) -> None:
+        """Write an IR dump with an MLIR-style header."""
+        what = f"kernel {unit.name}" if isinstance(unit, Kernel) else "module"
+        buf = io.StringIO()
+        if isinstance(unit, Kernel):
+            print_kernel(unit, buf)
+        else:
+            buf.write(print_module(unit))
+        self._w(f"; *** IR Dump {when} {name} ({what}) ***\n{buf.getvalue()}")
+
+    def before(self, name: str, unit: Any) -> None:
+        """Called before a pass runs on ``unit``."""
+        if self.print_before_all or name in self.print_before:
+            self.dump("Before", name, unit)
+
+    def after(self, name: str, unit: Any, changed: bool) -> None:
+        """Called after a pass ran on ``unit``."""
+        if self.print_after_all or name in self.print_after:
+            self.dump("After", name, unit)
+
+    def record(self, name: str, stats: Counter, seconds: float) -> None:
+        """Accumulate statistics and time for pass ``name``."""
+        if name not in self.stats:
+            self.order.append(name)
+        self.stats[name].update(stats)
+        self.times[name] += seconds
+        self.runs[name] += 1
+
+    def stats_report(self) -> str:
+        """The ``--stats`` table, one line per pass (in first-run order), plus totals."""
+        cols = ["removed", "added", "modified", "moved", "nop-wait-states-removed",
+                "waitcnt-removed", "waitcnt-changed"]
+        heads = ["removed", "added", "modified", "moved", "nop-ws-removed", "waitcnt-removed",
+                 "waitcnt-changed"]
+        lines = ["===--- asmevo-opt statistics (instructions; s_nop wait states) ---===",
+                 f"{'pass':<18}" + "".join(f"{h:>16}" for h in heads)]
+        tot = Counter()
+        for name in self.order:
+            s = self.stats[name]
+            tot.update({k: s[k] for k in cols})
+            lines.append(f"{name:<18}" + "".join(f"{s[c]:>16}" for c in cols))
+            extra = {k: v for k, v in s.items() if k not in cols
+                     and not k.startswith("instructions-") and v}
+            for k in sorted(extra):
+                lines.append(f"    {name}.{k} = {extra[k]}")
+        lines.append(f"{'total':<18}" + "".join(f"{tot[c]:>16}" for c in cols))
+        return "\n".join(lines) + "\n"
+
+    def time_report(self) -> str:
+        """The ``--time-passes`` report: wall-clock seconds per pass, largest first."""
+        total = sum(self.times.values()) or 1e-9
+        lines = ["===--- asmevo-opt pass execution timing report ---===",
+                 f"  Total Execution Time: {total:.4f} seconds",
+                 f"  {'Wall Time':>18}  {'runs':>5}  Name"]
+        for name in sorted(self.times, key=lambda n: -self.times[n]):
+            t = self.times[name]
+            lines.append(f"  {t:9.4f} ({100 * t / total:5.1f}%)  {self.runs[name]:>5}  {name}")
+        return "\n".join(lines) + "\n"
+
+
+# -- the pass manager --------------------------------------------------------
+class PassManager:
+    """Runs a pipeline (the nodes from :func:`parse_pipeline`) over a module.
+
+    Args:
+        nodes: top-level pipeline nodes.
+        kernels: names of kernels to optimise (``None``: all).
+        instrumentation: observers; a fresh silent one by default.
+    """
+
+    def __init__(self, nodes: list[Node], *, kernels: Iterable[str] | None = None,
+                 instrumentation: Instrumentation | None = None):
+        self.nodes = nodes
+        self.kernels = list(kernels) if kernels is not None else None
+        self.inst = instrumentation or Instrumentation()
+        self._viol: dict[int, list[str]] = {}
+
+    def _violations(self, k: Kernel, am: AnalysisManager) -> list[str]:
+        if id(k) not in self._viol:
+            self._viol[id(k)] = static_violations(k, am)
+        return self._viol[id(k)]
+
+    def run(self, module: Module, am: AnalysisManager | None = None) -> AnalysisManager:
+        """Run every pass; returns the analysis manager (for callers that want results).
+
+        Raises:
+            AsmevoError: ``--kernel`` names a kernel that does not exist, a pass
+                rejects its options, a pass crashes (:class:`PassFailedError`),
+                or ``--verify-each`` finds a new static violation.
+        """
+        names = {k.name for k in module.kernels}
+        for k in self.kernels or ():
+            if k not in names:
+                raise AsmevoError(f"no kernel {k!r} in {module.source or 'the input'}; "
+                                  f"kernels: {', '.join(sorted(names)) or '(none)'}")
+        am = am or AnalysisManager(module, self.kernels)
+        if am.module is None:
+            am.module = module
+        for node in self.nodes:
+            self._run_module_node(node, module, am)
+        return am
+
+    def _selected(self, module: Module) -> list[Kernel]:
+        return [k for k in module.kernels if self.kernels is None or k.name in self.kernels]
+
+    def _run_module_node(self, node: Node, module: Module, am: AnalysisManager) -> None:
+        if isinstance(node, PassNode):
+            if node.scope == "kernel":
+                for k in self._selected(module):
+                    self._run_pass(node, k, module, am)
+            else:
+                self._run_pass(node, module, module, am)
+            return
+        if node.kind == "kernel":
+            for k in self._selected(module):
+                for child in node.children:
+                    self._run_kernel_node(child, k, module, am)
+        elif node.kind == "module":
+            for child in node.children:
+                self._run_module_node(child, module, am)
+        else:  # repeat
+            for _ in range(node.count):
+                for child in node.children:
+                    self._run_module_node(child, module, am)
+
+    def _run_kernel_node(self, node: Node, kernel: Kernel, module: Module,
+                         am: AnalysisManager) -> None:
+        if isinstance(node, PassNode):
+            self._run_pass(node, kernel, module, am)
+        elif node.kind == "repeat":
+            for _ in range(node.count):
+                for child in node.children:
+                    self._run_kernel_node(child, kernel, module, am)
+        else:  # nested kernel(...) inside kernel(...)
+            for child in node.children:
+                self._run_kernel_node(child, kernel, module, am)
+
+    def _run_pass(self, node: PassNode, unit: Kernel | Module, module: Module,
+                  am: AnalysisManager) -> None:
+        p = node.instance
+        name = node.info.name
+        kernels = [unit] if isinstance(unit, Kernel) else self._selected(module)
+        before = {id(k): list(k.instructions()) for k in module.kernels}
+        viol_before = ({k.name: self._violations(k, am) for k in kernels}
+                       if self.inst.verify_each else {})
+        self.inst.before(name, unit)
+        t0 = time.perf_counter()
+        try:
+            res = p.run(unit, am)
+        except AsmevoError:
+            raise
+        except Exception as e:
+            where = f"kernel {unit.name}" if isinstance(unit, Kernel) else "the module"
+            raise PassFailedError(f"pass {name!r} failed on {where}: "
+                                  f"{type(e).__name__}: {e}") from e
+        dt = time.perf_counter() - t0
+        if isinstance(res, dict):
+            res = PassResult(stats=Counter(res))
+        res = res or PassResult()
+        stats = Counter()
+        changed = False
+        for k in module.kernels:
+            old = before.get(id(k), [])
+            new = list(k.instructions())
+            if _changed(old, new) or id(k) not in before:
+                changed = True
+                stats.update(diff_stats(old, new))
+                am.invalidate(k, res.preserved if res.preserved is not None
+                              else type(p).preserves)
+        if res.changed:
+            changed = True
+            if isinstance(unit, Module):
+                am.invalidate(None, res.preserved if res.preserved is not None
+                              else type(p).preserves)
+        stats.update(res.stats)
+        self.inst.record(name, stats, dt)
+        self.inst.log.append((name, unit.name if isinstance(unit, Kernel) else "module",
+                              changed))
+        self.inst.after(name, unit, changed)
+        if self.inst.verify_each and changed:
+            for k in kernels:
+                self._viol.pop(id(k), None)
+                after_v = self._violations(k, am)
+                new_v = Counter(after_v) - Counter(viol_before.get(k.name, []))
+                if new_v:
+                    shown = "; ".join(sorted(new_v)[:5])
+                    more = f" (+{sum(new_v.values()) - 5} more)" if sum(new_v.values()) > 5 \
+                        else ""
+                    raise PassFailedError(f"--verify-each: pass {name!r} introduced "
+                                          f"{sum(new_v.values())} static violation(s) in "
+                                          f"kernel {k.name}: {shown}{more}")

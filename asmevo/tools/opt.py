@@ -1,0 +1,219 @@
+"""``asmevo-opt``: run a pass pipeline over a code object or assembly file.
+
+Usage (modelled on LLVM ``opt -passes=`` and ``mlir-opt``)::
+
+    asmevo-opt --passes='kernel(copy-prop,dce),waitcnt-relax' K.co -o K.opt.co
+    asmevo-opt --passes=default --stats --verify-each K.s -o K.opt.s
+    asmevo-opt --print-passes
+
+Output by suffix of ``-o``: ``.s``/``.amdgcn`` writes assembly
+(:func:`asmevo.ir.print_module`); ``.co``/``.hsaco``/``.o`` writes a code object,
+patched in place (:func:`asmevo.backend.patch.patch_in_place`) when every
+change fits, else rebuilt (:func:`asmevo.backend.rebuild.write_code_object`).
+Without ``-o`` (or with ``-o -``) the assembly goes to stdout.  Reports
+(``--stats``, ``--time-passes``, IR dumps) go to stderr.
+
+Bad input, a bad pipeline, a failing plugin, a pass that fails
+``--verify-each`` or a rejected ``--verify`` result: one message on stderr,
+exit status 2 (1 for a ``--verify`` rejection), and no output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..errors import AsmevoError
+
+PROG = "asmevo-opt"
+_CODE_OBJECT_SUFFIXES = (".co", ".hsaco", ".o", ".elf")
+_TEXT_SUFFIXES = (".s", ".amdgcn", ".asm")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare asmevo-opt's options on ``p``."""
+    p.add_argument("input", nargs="?", help="code object (.co/.hsaco) or assembly (.s/.amdgcn)")
+    p.add_argument("-o", dest="output", metavar="OUT",
+                   help="output: .s assembly, .co/.hsaco code object, '-' for stdout "
+                        "(default: assembly on stdout)")
+    p.add_argument("-p", "--passes", default=None, metavar="PIPELINE",
+                   help="pass pipeline, e.g. 'kernel(copy-prop,dce),sched<window=32>' "
+                        "or 'default'")
+    p.add_argument("--print-passes", action="store_true",
+                   help="list registered passes with their parameters and exit")
+    p.add_argument("--print-pipeline-passes", action="store_true",
+                   help="print the parsed pipeline with all parameters spelled out and exit")
+    p.add_argument("--print-before-all", action="store_true", help="dump IR before every pass")
+    p.add_argument("--print-after-all", action="store_true", help="dump IR after every pass")
+    p.add_argument("--print-before", action="append", default=[], metavar="NAME",
+                   help="dump IR before pass NAME (repeatable)")
+    p.add_argument("--print-after", action="append", default=[], metavar="NAME",
+                   help="dump IR after pass NAME (repeatable)")
+    p.add_argument("--verify-each", action="store_true",
+                   help="run static checks after each pass; a pass may not add a violation")
+    p.add_argument("--stats", action="store_true",
+                   help="per-pass statistics: instructions removed/added/moved, s_nop wait "
+                        "states, s_waitcnt changes")
+    p.add_argument("--time-passes", action="store_true", help="report time spent in each pass")
+    p.add_argument("--kernel", action="append", default=None, metavar="NAME",
+                   help="optimise only kernel NAME (repeatable; default: all)")
+    p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
+                   help="load a Python file that registers passes (repeatable)")
+    p.add_argument("--verify", choices=("static", "diff", "all"), default=None,
+                   help="verify the result against the input before writing it "
+                        "(diff/all need --harness)")
+    p.add_argument("--harness", metavar="H.json", help="launch harness for --verify=diff|all")
+
+
+def _load(path: str):
+    if not os.path.exists(path):
+        raise AsmevoError("no such file", file=path)
+    try:
+        from ..frontend.loader import load
+    except ImportError:
+        load = None
+    if load is not None:
+        return load(path)
+    if path.endswith(_TEXT_SUFFIXES):  # loader not built yet: text only
+        from ..frontend.asm_parser import parse_asm
+        with open(path, encoding="utf-8") as f:
+            m = parse_asm(f.read(), path)
+        m.source = path
+        return m
+    raise AsmevoError("reading code objects needs asmevo.frontend.loader, which is not "
+                      "available", file=path)
+
+
+def _print_passes(out) -> None:
+    from ..passes import registry
+    out.write("Passes (name, scope, parameters):\n")
+    for info in registry.all_passes():
+        try:
+            scope, doc, opts = info.scope, info.doc, info.option_doc
+        except Exception as e:  # a pass module that fails to import: say so, keep listing
+            out.write(f"  {info.name:<18} (cannot load: {type(e).__name__}: {e})\n")
+            continue
+        origin = "" if info.origin == "builtin" else f" [plugin {info.origin}]"
+        out.write(f"  {info.name:<18} {scope:<7} {doc}{origin}\n")
+        if opts:
+            for o in opts.split(";"):
+                out.write(f"  {'':<18}         <{o}>\n")
+    out.write("Scopes: module(...), kernel(...), repeat<N>(...)\n")
+    out.write(f"default = {registry.DEFAULT_PIPELINE}\n")
+
+
+def _write(module, out_path: str, in_path: str) -> None:
+    from ..fileio import write_output
+    from ..ir import print_module
+    if out_path.endswith(_CODE_OBJECT_SUFFIXES):
+        try:
+            from ..backend.rebuild import write_code_object
+        except ImportError:
+            raise AsmevoError("writing code objects needs asmevo.backend.rebuild, which is "
+                              "not available yet; use -o FILE.s", file=out_path) from None
+        if os.path.exists(out_path) and os.path.exists(in_path) and \
+                os.path.samefile(out_path, in_path):
+            raise AsmevoError(f"refusing to overwrite the input file {in_path}",
+                              file=out_path)
+        patched = False
+        try:
+            from ..backend.patch import patch_in_place
+        except ImportError:
+            patch_in_place = None
+        if patch_in_place is not None and getattr(module, "code_object", None) is not None:
+            patched = bool(patch_in_place(module, out_path))
+        if not patched:
+            write_code_object(module, out_path)
+        return
+    text = print_module(module)
+    if out_path == "-":
+        sys.stdout.write(text)
+    else:
+        write_output(out_path, text, inputs=(in_path,))
+
+
+def _verify(args, original, module) -> int:
+    """``--verify``: 0 accepted, else prints the verdict and returns 1."""
+    from ..passes import checks
+    verdict = checks.verify_result(original, module, args.verify, args.harness)
+    if verdict is None:
+        return 0
+    ok, text = verdict
+    if ok:
+        return 0
+    sys.stderr.write(f"{PROG}: error: --verify={args.verify} rejected the result; "
+                     f"no output written\n{text}\n")
+    return 1
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run asmevo-opt with parsed ``args``; returns the exit status.
+
+    Raises:
+        AsmevoError: bad input, pipeline, plugin, or a pass failure (exit 2).
+    """
+    from ..passes import manager as mgr
+    from ..passes.pipeline import parse_pipeline, pipeline_text
+    from ..passes.plugin import load_pass_plugin
+    for plug in args.load_pass_plugin:
+        load_pass_plugin(plug)
+    if args.print_passes:
+        _print_passes(sys.stdout)
+        return 0
+    if args.passes is None:
+        raise AsmevoError("no pipeline given; use --passes=PIPELINE (see --print-passes)")
+    nodes = parse_pipeline(args.passes)
+    if args.print_pipeline_passes:
+        sys.stdout.write(pipeline_text(nodes) + "\n")
+        return 0
+    if not args.input:
+        raise AsmevoError("no input file")
+    if args.verify in ("diff", "all") and not args.harness:
+        raise AsmevoError(f"--verify={args.verify} needs --harness H.json")
+    module = _load(args.input)
+    original = _load(args.input) if args.verify else None
+    inst = mgr.Instrumentation(print_before=args.print_before, print_after=args.print_after,
+                               print_before_all=args.print_before_all,
+                               print_after_all=args.print_after_all,
+                               verify_each=args.verify_each)
+    try:
+        mgr.PassManager(nodes, kernels=args.kernel, instrumentation=inst).run(module)
+    finally:
+        if args.stats:
+            sys.stderr.write(inst.stats_report())
+        if args.time_passes:
+            sys.stderr.write(inst.time_report())
+    if args.verify:
+        rc = _verify(args, original, module)
+        if rc:
+            return rc
+    _write(module, args.output or "-", args.input)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``asmevo-opt`` console script; returns the exit status."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse usage errors exit 2 already
+        return int(e.code or 0)
+    try:
+        return run(args)
+    except AsmevoError as e:
+        sys.stderr.write(f"{PROG}: {e}\n")
+        return e.exit_status
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # never a traceback; ASMEVO_DEBUG=1 shows it
+        if os.environ.get("ASMEVO_DEBUG"):
+            raise
+        sys.stderr.write(f"{PROG}: error: internal error: {type(e).__name__}: {e} "
+                         f"(set ASMEVO_DEBUG=1 for a traceback)\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""asmevo-opt command line: outputs, reports, and errors (message, exit 2, no output file)."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from asmevo.passes.registry import unregister_pass
+from asmevo.tools.opt import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "examples" / "plugin_strip_nops.py"
+
+KERNEL = """\
+\t.text
+\t.globl\tk
+\t.p2align\t8
+\t.type\tk,@function
+k:
+\tv_mov_b32_e32 v1, 7
+\ts_nop 3
+\tv_mov_b32_e32 v2, 3
+\tglobal_store_dword v[4:5], v2, off
+\ts_nop 0
+\ts_endpgm
+"""
+
+
+@pytest.fixture
+def src(tmp_path):
+    p = tmp_path / "k.s"
+    p.write_text(KERNEL)
+    return p
+
+
+@pytest.fixture(autouse=True)
+def _cleanup_plugins():
+    yield
+    unregister_pass("strip-nops")
+    unregister_pass("boom-pass")
+
+
+def test_dce_to_assembly_file(src, tmp_path, capsys):
+    out = tmp_path / "k.opt.s"
+    assert main(["--passes=dce", str(src), "-o", str(out), "--stats"]) == 0
+    text = out.read_text()
+    assert "v_mov_b32_e32 v1, 7" not in text and "v_mov_b32_e32 v2, 3" in text
+    assert text.startswith("\t.text\n")
+    err = capsys.readouterr().err
+    line = next(ln for ln in err.splitlines() if ln.startswith("dce "))
+    assert line.split()[1:3] == ["1", "0"]  # removed 1, added 0
+
+
+def test_stdout_when_no_output(src, capsys):
+    assert main(["-p", "dce", str(src)]) == 0
+    assert "global_store_dword v[4:5], v2, off" in capsys.readouterr().out
+
+
+def test_print_passes_lists_every_builtin(capsys):
+    assert main(["--print-passes"]) == 0
+    out = capsys.readouterr().out
+    assert "  dce " in out and "<max-iterations=<int> (default 16)" in out
+    assert "default = kernel(" in out
+
+
+def test_print_after_and_before(src, capsys):
+    assert main(["--passes=dce", "--print-before=dce", "--print-after-all", str(src),
+                 "-o", "-"]) == 0
+    err = capsys.readouterr().err
+    assert "; *** IR Dump Before dce (kernel k) ***\nk:\n\tv_mov_b32_e32 v1, 7" in err
+    after = err.split("; *** IR Dump After dce (kernel k) ***\n")[1]
+    assert after.startswith("k:\n\ts_nop 3\n")
+
+
+def test_time_passes(src, capsys):
+    assert main(["--passes=dce", "--time-passes", str(src)]) == 0
+    err = capsys.readouterr().err
+    assert "pass execution timing report" in err and err.rstrip().endswith("dce")
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--passes=dcee"], "asmevo-opt: error: invalid pipeline 'dcee' (column 1): unknown pass "
+                        "'dcee'; valid passes: "),
+    (["--passes=dce<speed=2>"], "asmevo-opt: error: invalid pipeline 'dce<speed=2>' (column 5): "
+                                "pass 'dce' has no parameter 'speed'; valid parameters: "
+                                "max-iterations=<int>"),
+    (["--passes=dce", "--kernel", "nope"], "asmevo-opt: error: no kernel 'nope' in "),
+])
+def test_errors_exit_2_without_output(src, tmp_path, capsys, args, msg):
+    out = tmp_path / "out.s"
+    assert main(args + [str(src), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(msg), err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_missing_input_and_bad_assembly(tmp_path, capsys):
+    out = tmp_path / "o.s"
+    assert main(["--passes=dce", str(tmp_path / "none.s"), "-o", str(out)]) == 2
+    assert "none.s: error: no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.s"
+    bad.write_text("k:\n\tv_mov_b32_e32 v1,, 7\n")
+    assert main(["--passes=dce", str(bad), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.s:2:" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_refuses_to_overwrite_input(src, capsys):
+    assert main(["--passes=dce", str(src), "-o", str(src)]) == 2
+    assert "refusing to overwrite the input file" in capsys.readouterr().err
+    assert src.read_text() == KERNEL
+
+
+def test_plugin_registers_and_runs(src, tmp_path, capsys):
+    out = tmp_path / "o.s"
+    assert main([f"--load-pass-plugin={PLUGIN}", "--passes=strip-nops<keep=1>", "--stats",
+                 str(src), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert text.count("s_nop") == 1 and "s_nop 3" in text
+    assert "strip-nops.kept = 1" in capsys.readouterr().err
+
+
+def test_plugin_listed_in_print_passes(capsys):
+    assert main([f"--load-pass-plugin={PLUGIN}", "--print-passes"]) == 0
+    out = capsys.readouterr().out
+    assert "strip-nops" in out and "[plugin " in out and "<keep=<int> (default 0)" in out
+
+
+def test_raising_plugin_is_a_clear_error(src, tmp_path, capsys):
+    plug = tmp_path / "plugin_boom.py"
+    plug.write_text("import asmevo.passes\n\nraise RuntimeError('no GPU here')\n")
+    out = tmp_path / "o.s"
+    assert main([f"--load-pass-plugin={plug}", "--passes=dce", str(src), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"asmevo-opt: {plug}:3: error: pass plugin raised RuntimeError: no GPU here\n"
+    assert not out.exists()
+
+
+def test_plugin_syntax_error_and_missing_file(src, tmp_path, capsys):
+    plug = tmp_path / "plugin_bad.py"
+    plug.write_text("def f(:\n")
+    assert main([f"--load-pass-plugin={plug}", "--passes=dce", str(src)]) == 2
+    assert f"{plug}:1:7: error: syntax error in pass plugin" in capsys.readouterr().err
+    assert main(["--load-pass-plugin=/nonexistent/p.py", "--passes=dce", str(src)]) == 2
+    assert "/nonexistent/p.py: error: pass plugin not found" in capsys.readouterr().err
+
+
+def test_pass_that_raises_at_run_time(src, tmp_path, capsys):
+    plug = tmp_path / "plugin_runboom.py"
+    plug.write_text(
+        "from dataclasses import dataclass\n"
+        "from asmevo.passes import Pass, register_pass\n"
+        "@register_pass\n@dataclass\nclass Boom(Pass):\n"
+        "    name = 'boom-pass'\n"
+        "    def run(self, kernel, am):\n        raise ValueError('bad state')\n")
+    out = tmp_path / "o.s"
+    assert main([f"--load-pass-plugin={plug}", "--passes=boom-pass", str(src),
+                 "-o", str(out)]) == 2
+    assert capsys.readouterr().err == ("asmevo-opt: error: pass 'boom-pass' failed on kernel k: "
+                                       "ValueError: bad state\n")
+    assert not out.exists()
+
+
+def test_console_script_module_runs(src):
+    r = subprocess.run([sys.executable, "-m", "asmevo.tools.opt", "--passes=dcee", str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown pass 'dcee'" in r.stderr and "Traceback" not in r.stderr
