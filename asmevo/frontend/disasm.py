@@ -1,0 +1,632 @@
+"""Code object -> IR :class:`~asmevo.ir.Module` that reassembles to the same bytes.
+
+One ``llvm-objdump -d -z --mcpu=gfx942`` call per file gives the listing
+(``\\tTEXT // ADDR: WORDS <sym+0x..>``); each line becomes an
+:class:`~asmevo.ir.Instruction` (``asm_parser.parse_instruction``) carrying its
+``address`` and ``encoding``.  Branch immediates (SOPP ``simm16``, target =
+pc + 4 + 4*simm16, CDNA3 ISA guide "Program flow control") become labels:
+the symbol at the target (AITer keeps local ``label_XXXX`` symbols) or a new
+``.Lasmevo_<addr>`` label.
+
+The module lays out ``.text`` byte for byte: every function symbol's code at
+its offset, padding between and after kernels as ``.fill``/``.long`` words,
+code before the first symbol (objdump's ``<.text>``) as a non-kernel function.
+Kernel descriptors become ``.amdhsa_kernel`` blocks when the ``.amdhsa_*``
+directives reproduce the 64 bytes, else raw data at ``NAME.kd``; the metadata
+becomes ``.amdgpu_metadata`` YAML when it decodes back to the same values,
+else the raw note.  Both are checked by assembling the printed module once
+with llvm-mc; instructions whose text does not re-encode to the original bytes
+(llvm-mc folds a literal equal to an inline constant, e.g. 0x3f800000 -> 1.0)
+are marked ``raw`` and printed as ``.long`` words.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+
+from elftools.elf.elffile import ELFFile
+
+from ..errors import AsmevoError, AsmSyntaxError, CodeObjectError
+from ..ir.instruction import Instruction
+from ..ir.module import AmdhsaKernel, BasicBlock, Directive, Kernel, LabelDef, MetadataBlock, Module
+from ..ir.operands import Expr, Imm, Label
+from ..ir.printer import print_instruction, print_module
+from ..llvm import MCPU, run_tool
+from .codeobject import CodeObject, Symbol, read_code_object
+from .descriptor import KernelDescriptor
+from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, decode_metadata, iter_notes, to_yaml
+
+_LINE = re.compile(r"^\t(.*?)\s*// ([0-9A-Fa-f]+): ((?:[0-9A-Fa-f]{8} ?)+)(?:\s*<(.*)>)?\s*$")
+_HEADER = re.compile(r"^([0-9a-fA-F]+) <(.*)>:\s*$")
+_TERMINATORS = frozenset({"s_branch", "s_setpc_b64", "s_endpgm", "s_endpgm_saved",
+                          "s_endpgm_ordered_ps_done"})
+S_NOP_0 = 0xBF800000
+S_CODE_END = 0xBF9F0000
+_PAD_WORDS = frozenset({S_NOP_0, S_CODE_END})
+ANON_PREFIX = ".Lasmevo_func"
+_SKIP_SECTIONS = frozenset({".text", ".relro_padding", ".dynamic"})
+_VIS = {"STV_PROTECTED": ".protected", "STV_HIDDEN": ".hidden", "STV_INTERNAL": ".internal"}
+
+
+@dataclass
+class ListingEntry:
+    """One instruction line of the objdump listing: address, text, encoding bytes."""
+
+    address: int
+    text: str
+    encoding: bytes
+    comment: str | None = None
+
+
+def objdump_listing(path: str) -> list[ListingEntry]:
+    """Run ``llvm-objdump -d -z --mcpu=gfx942 -j .text`` on ``path`` and parse the listing.
+
+    Raises:
+        ToolNotFoundError / ToolFailedError: llvm-objdump is missing or failed.
+    """
+    out = run_tool("llvm-objdump", ["-d", "-z", f"--mcpu={MCPU}", "-j", ".text", path],
+                   what="llvm-objdump").stdout.decode(errors="replace")
+    entries = []
+    for line in out.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        words = m.group(3).split()
+        enc = b"".join(int(w, 16).to_bytes(4, "little") for w in words)
+        entries.append(ListingEntry(int(m.group(2), 16), m.group(1).strip(), enc, m.group(4)))
+    return entries
+
+
+def is_branch(opcode: str) -> bool:
+    """SOPP branches whose simm16 is a PC-relative target (s_branch, s_cbranch_*)."""
+    return opcode == "s_branch" or opcode.startswith("s_cbranch_")
+
+
+def branch_target(address: int, encoding: bytes) -> int:
+    """Target of a SOPP branch at ``address``: pc + 4 + 4 * sext(simm16)."""
+    simm = int.from_bytes(encoding[0:2], "little", signed=True)
+    return address + 4 + 4 * simm
+
+
+def _is_terminator(op: str) -> bool:
+    return op in _TERMINATORS or op.startswith("s_cbranch_")
+
+
+def _pow2_align(offset: int, cap: int = 256) -> int:
+    if offset == 0:
+        return cap
+    a = offset & -offset
+    return min(a, cap)
+
+
+def _log2(n: int) -> int:
+    return max(0, n.bit_length() - 1)
+
+
+def _data_directives(data: bytes, nobits: bool = False) -> list[Directive]:
+    """Bytes as ``.byte`` lines (16 per line), runs of >= 16 zero bytes as ``.zero N``."""
+    if nobits:
+        return [Directive(".zero", str(len(data)))] if data else []
+    out: list[Directive] = []
+    i = 0
+    n = len(data)
+    while i < n:
+        j = i
+        while j < n and data[j] == 0:
+            j += 1
+        if j - i >= 16 or (j == n and j > i):
+            out.append(Directive(".zero", str(j - i)))
+            i = j
+            continue
+        chunk = data[i:i + 16]
+        k = len(chunk)
+        # stop the chunk before a long zero run so it can become .zero
+        for z in range(k):
+            if data[i + z:i + z + 16] == b"\0" * 16:
+                k = max(z, 1)
+                break
+        out.append(Directive(".byte", ", ".join(f"{b:#04x}" for b in data[i:i + k])))
+        i += k
+    return out
+
+
+def _word_directives(words: list[int]) -> list[Directive]:
+    """32-bit words as ``.fill N, 4, W`` for runs and ``.long`` otherwise."""
+    out: list[Directive] = []
+    i = 0
+    while i < len(words):
+        j = i
+        while j < len(words) and words[j] == words[i]:
+            j += 1
+        if j - i >= 2:
+            out.append(Directive(".fill", f"{j - i}, 4, {words[i]:#010x}"))
+        else:
+            out.append(Directive(".long", f"{words[i]:#010x}"))
+        i = j
+    return out
+
+
+def raw_descriptor_items(name: str, kd: KernelDescriptor) -> list:
+    """The descriptor as data at ``NAME.kd``: ``.long``/``.quad``/``.short`` words,
+    with the entry offset written as ``NAME - NAME.kd`` (R_AMDGPU_REL64) so it
+    follows the layout.  Starts at ``LabelDef(NAME.kd)``, ends at ``.size NAME.kd, 64``."""
+    b = kd.to_bytes()
+    le = lambda o, n: int.from_bytes(b[o:o + n], "little")  # noqa: E731
+    items: list = [LabelDef(f"{name}.kd"),
+                   Directive(".long", f"{le(0, 4):#x}, {le(4, 4):#x}, {le(8, 4):#x}, {le(12, 4):#x}"),
+                   Directive(".quad", f"{name} - {name}.kd")]
+    items.append(Directive(".byte", ", ".join(f"{x:#04x}" for x in b[24:44])))
+    items.append(Directive(".long", f"{le(44, 4):#010x}, {le(48, 4):#010x}, {le(52, 4):#010x}"))
+    items.append(Directive(".short", f"{le(56, 2):#06x}, {le(58, 2):#06x}"))
+    items.append(Directive(".long", f"{le(60, 4):#x}"))
+    items.append(Directive(".size", f"{name}.kd, 64"))
+    return items
+
+
+def raw_note_items(desc: bytes) -> list:
+    """An ``NT_AMDGPU_METADATA`` note written as data in ``.note`` (owner "AMDGPU")."""
+    items: list = [Directive(".section", '.note,"a",@note'), Directive(".p2align", "2"),
+                   Directive(".long", f"{len(NOTE_OWNER) + 1}, {len(desc)}, {NT_AMDGPU_METADATA}"),
+                   Directive(".asciz", f'"{NOTE_OWNER}"'), Directive(".p2align", "2")]
+    items.extend(_data_directives(desc))
+    items.append(Directive(".p2align", "2"))
+    return items
+
+
+def _symbol_directives(sym: Symbol, typ: str, *, with_visibility: bool = True) -> list[Directive]:
+    out = []
+    if sym.bind == "STB_GLOBAL":
+        out.append(Directive(".globl", sym.name))
+    elif sym.bind == "STB_WEAK":
+        out.append(Directive(".weak", sym.name))
+    out.append(Directive(".type", f"{sym.name},{typ}"))
+    if with_visibility and sym.visibility in _VIS:
+        out.append(Directive(_VIS[sym.visibility], sym.name))
+    return out
+
+
+class _Builder:
+    def __init__(self, co: CodeObject, entries: list[ListingEntry]):
+        self.co = co
+        self.entries = entries
+        self.text = co.text
+        self.items: list = []
+        self.labels: dict[int, str] = {}       # address -> label used in code
+        self.aliases: list[tuple[str, str]] = []
+        self.kd_items: dict[str, list] = {}
+        self.anon = 0
+
+    # -- .text ----------------------------------------------------------
+    def check_listing(self) -> None:
+        t = self.text
+        pos = t.addr
+        for e in self.entries:
+            if e.address != pos:
+                raise CodeObjectError(f"llvm-objdump listing skips from {pos:#x} to {e.address:#x}; "
+                                      "expected every .text byte to be disassembled",
+                                      file=self.co.path, offset=t.offset + pos - t.addr)
+            off = e.address - t.addr
+            if t.data[off:off + len(e.encoding)] != e.encoding:
+                raise CodeObjectError(f"llvm-objdump words at {e.address:#x} differ from the file bytes",
+                                      file=self.co.path, offset=t.offset + off)
+            pos += len(e.encoding)
+        if pos != t.addr + t.size:
+            raise CodeObjectError(f"llvm-objdump listing ends at {pos:#x}, .text ends at "
+                                  f"{t.addr + t.size:#x}; expected the whole section",
+                                  file=self.co.path, offset=t.offset + pos - t.addr)
+
+    def make_instructions(self) -> list[Instruction]:
+        from .asm_parser import parse_instruction
+        insts = []
+        for e in self.entries:
+            try:
+                inst = parse_instruction(e.text)
+                inst.line = None
+            except AsmevoError:
+                op, _, rest = e.text.partition(" ")
+                inst = Instruction(op, [Expr(rest.strip())] if rest.strip() else [], raw=True)
+            inst.address = e.address
+            inst.encoding = e.encoding
+            insts.append(inst)
+        return insts
+
+    def build_text(self) -> None:
+        co, t = self.co, self.text
+        text_end = t.addr + t.size
+        insts = self.make_instructions()
+        self.insts = insts
+        index = {i.address: n for n, i in enumerate(insts)}
+        # symbols in .text
+        funcs: list[Symbol] = []
+        seen_func_addr: dict[int, str] = {}
+        local_names: dict[int, list[str]] = {}
+        for s in sorted((s for s in co.symbols if s.section == ".text" and s.name
+                         and s.type not in ("STT_SECTION", "STT_FILE")), key=lambda s: s.value):
+            if s.type == "STT_FUNC":
+                if s.value in seen_func_addr:
+                    self.aliases.append((s.name, seen_func_addr[s.value]))
+                    continue
+                seen_func_addr[s.value] = s.name
+                funcs.append(s)
+            else:
+                local_names.setdefault(s.value, []).append(s.name)
+        # branch targets
+        targets: set[int] = set()
+        for inst in insts:
+            if is_branch(inst.opcode) and not inst.raw:
+                tgt = branch_target(inst.address, inst.encoding)
+                if tgt in index:
+                    targets.add(tgt)
+        label_addrs = set(local_names) | targets
+        for a in sorted(label_addrs):
+            names = local_names.get(a)
+            if names:
+                self.labels[a] = names[0]
+                self.aliases.extend((n, names[0]) for n in names[1:])
+            else:
+                self.labels[a] = f".Lasmevo_{a:x}"
+        for inst in insts:
+            if is_branch(inst.opcode) and not inst.raw:
+                tgt = branch_target(inst.address, inst.encoding)
+                if tgt in self.labels and inst.operands and isinstance(inst.operands[-1], Imm):
+                    inst.operands[-1] = Label(self.labels[tgt])
+        # regions
+        self.items.append(Directive(".text"))
+        pos = t.addr
+        self.kernels: dict[str, Kernel] = {}
+        kmap = {k.name: k for k in co.kernels}
+        for fi, f in enumerate(funcs):
+            nxt = funcs[fi + 1].value if fi + 1 < len(funcs) else text_end
+            if f.value > pos:
+                self.gap(pos, f.value, insts, index, label_addrs)
+            end = f.value + f.size if f.size > 0 else nxt
+            end = min(max(end, f.value), nxt)
+            if f.size > 0 and end < nxt and any(end <= a < nxt for a in label_addrs):
+                end = nxt  # labels after the symbol's end: the code goes on
+            if f.size == 0:
+                end = self.trim_padding(f.value, end, insts, index, label_addrs)
+            align = _pow2_align(f.value - t.addr)
+            self.items.append(Directive(".p2align", str(_log2(align))))
+            kinfo = kmap.get(f.name)
+            kd_sym = kinfo.kd_symbol if kinfo else None
+            same_vis = kd_sym is None or kd_sym.visibility == f.visibility
+            self.items.extend(_symbol_directives(f, "@function", with_visibility=same_vis))
+            k = Kernel(f.name, self.blocks(f.name, f.value, end, insts, index),
+                       is_kernel=kinfo is not None, address=f.value)
+            if kinfo is not None:
+                k.descriptor = kinfo.descriptor.copy()
+                k.metadata = kinfo.metadata.raw if kinfo.metadata else None
+            self.kernels[f.name] = k
+            self.items.append(k)
+            if f.size > 0 and end == f.value + f.size:
+                self.items.append(LabelDef(f".Lasmevo_end_{f.name}"))
+                self.items.append(Directive(".size", f"{f.name}, .Lasmevo_end_{f.name}-{f.name}"))
+            elif f.size > 0:
+                self.items.append(Directive(".size", f"{f.name}, {f.size}"))
+            if not same_vis and f.visibility in _VIS:
+                self.deferred_vis = getattr(self, "deferred_vis", [])
+                self.deferred_vis.append(Directive(_VIS[f.visibility], f.name))
+            pos = end
+        if pos < text_end:
+            self.gap(pos, text_end, insts, index, label_addrs)
+        for a, b in self.aliases:
+            self.items.append(Directive(".set", f"{a}, {b}"))
+
+    def trim_padding(self, start: int, end: int, insts, index, label_addrs) -> int:
+        i = index.get(end, len(insts)) - 1
+        first = index[start]
+        while i > first:
+            inst = insts[i]
+            w = int.from_bytes(inst.encoding[:4], "little")
+            if len(inst.encoding) != 4 or w not in _PAD_WORDS or inst.address in label_addrs:
+                break
+            prev = insts[i - 1]
+            if prev.opcode not in _TERMINATORS and int.from_bytes(prev.encoding[:4], "little") \
+                    not in _PAD_WORDS:
+                break  # padding must follow a terminator (or more padding)
+            i -= 1
+        return insts[i].address + len(insts[i].encoding)
+
+    def gap(self, start: int, end: int, insts, index, label_addrs) -> None:
+        """Bytes between functions: padding words, or code (a non-kernel function)."""
+        i, j = index[start], index.get(end, len(insts))
+        chunk = insts[i:j]
+        is_pad = all(len(x.encoding) == 4 and int.from_bytes(x.encoding, "little") in _PAD_WORDS
+                     for x in chunk) and not any(start <= a < end for a in label_addrs)
+        if is_pad:
+            self.items.extend(_word_directives([int.from_bytes(x.encoding, "little") for x in chunk]))
+            return
+        self.anon += 1
+        name = f"{ANON_PREFIX}{self.anon}"
+        self.items.append(Directive(".p2align", str(_log2(_pow2_align(start - self.text.addr, 4)))))
+        self.items.append(Kernel(name, self.blocks(name, start, end, insts, index), is_kernel=False,
+                                 address=start))
+
+    def blocks(self, name: str, start: int, end: int, insts, index) -> list[BasicBlock]:
+        i, j = index[start], index.get(end, len(insts))
+        first_label = self.labels.get(start, name)
+        blocks = [BasicBlock(first_label)]
+        for inst in insts[i:j]:
+            cur = blocks[-1]
+            if inst.address != start and inst.address in self.labels:
+                cur = BasicBlock(self.labels[inst.address])
+                blocks.append(cur)
+            elif cur.instructions and _is_terminator(cur.instructions[-1].opcode):
+                cur = BasicBlock(None)
+                blocks.append(cur)
+            cur.instructions.append(inst)
+        return blocks
+
+    # -- data sections -----------------------------------------------------
+    def build_data(self) -> None:
+        co = self.co
+        kd_names = {k.name + ".kd": k for k in co.kernels}
+        for s in co.sections:
+            if not s.alloc or s.name in _SKIP_SECTIONS or s.type not in ("SHT_PROGBITS", "SHT_NOBITS"):
+                continue
+            nobits = s.type == "SHT_NOBITS"
+            flags = "a" + ("w" if s.flags & 1 else "") + ("x" if s.flags & 4 else "")
+            self.items.append(Directive(".section", f'{s.name},"{flags}",@{"nobits" if nobits else "progbits"}'))
+            if s.align > 1:
+                self.items.append(Directive(".p2align", str(_log2(s.align))))
+            syms = sorted((x for x in co.symbols if x.section == s.name and x.name
+                           and x.type not in ("STT_SECTION", "STT_FILE")), key=lambda x: (x.value, x.name))
+            pos = s.addr
+            data = s.data if not nobits else b"\0" * s.size
+            for sym in syms:
+                if sym.value < pos:  # overlapping symbol: alias into data already written
+                    self.items.append(Directive(".set", f"{sym.name}, . - {pos - sym.value}"))
+                    continue
+                self.items.extend(_data_directives(data[pos - s.addr:sym.value - s.addr], nobits))
+                pos = sym.value
+                if sym.name in kd_names and not nobits:
+                    k = kd_names[sym.name]
+                    self.items.append(Directive(".p2align", "6"))
+                    start = len(self.items)
+                    self.items.append(AmdhsaKernel(k.name, k.descriptor.to_directives())
+                                      if not k.descriptor.directive_blockers() else None)
+                    if self.items[-1] is None:
+                        self.items.pop()
+                        self.items.extend(self.raw_kd(k.name))
+                    self.kd_items[k.name] = [start, len(self.items)]
+                    pos += 64
+                    continue
+                typ = {"STT_OBJECT": "@object", "STT_FUNC": "@function"}.get(sym.type)
+                if typ:
+                    self.items.extend(_symbol_directives(sym, typ))
+                self.items.append(LabelDef(sym.name))
+                size = min(sym.size, s.addr + s.size - pos)
+                self.items.extend(_data_directives(data[pos - s.addr:pos - s.addr + size], nobits))
+                if sym.size:
+                    self.items.append(Directive(".size", f"{sym.name}, {sym.size}"))
+                pos += size
+            self.items.extend(_data_directives(data[pos - s.addr:], nobits))
+        # Kernel symbols whose descriptor visibility differed: declared after the descriptors.
+        self.items.extend(getattr(self, "deferred_vis", []))
+
+    def raw_kd(self, name: str) -> list:
+        k = next(k for k in self.co.kernels if k.name == name)
+        items = []
+        kd = k.kd_symbol
+        if kd.bind == "STB_GLOBAL":
+            items.append(Directive(".globl", kd.name))
+        elif kd.bind == "STB_WEAK":
+            items.append(Directive(".weak", kd.name))
+        items.append(Directive(".type", f"{kd.name},@object"))
+        if kd.visibility in _VIS:
+            items.append(Directive(_VIS[kd.visibility], kd.name))
+        return items + raw_descriptor_items(name, k.descriptor)
+
+    def make_raw_kd(self, name: str) -> None:
+        a, b = self.kd_items[name]
+        new = self.raw_kd(name)
+        self.items[a:b] = new
+        delta = len(new) - (b - a)
+        for n, (x, y) in self.kd_items.items():
+            if x >= b:
+                self.kd_items[n] = [x + delta, y + delta]
+        self.kd_items[name] = [a, a + len(new)]
+
+    # -- metadata -----------------------------------------------------------
+    def build_metadata(self) -> None:
+        co = self.co
+        self.meta_index = None
+        if co.metadata is None:
+            return
+        self.meta_index = len(self.items)
+        try:
+            self.items.append(MetadataBlock(to_yaml(co.metadata.raw)))
+        except ValueError:
+            self.items[self.meta_index:] = raw_note_items(co.metadata_note)
+
+    def make_raw_metadata(self) -> None:
+        self.items[self.meta_index:] = raw_note_items(self.co.metadata_note)
+
+
+# -- checking by assembling -----------------------------------------------------
+
+def _line_owners(module: Module) -> list:
+    """For each printed line (1-based index - 1): the IR object it came from, mirroring
+    :func:`asmevo.ir.printer.print_module`."""
+    owners: list = []
+    for it in module.items:
+        if isinstance(it, (Directive, LabelDef)):
+            owners.append(it)
+        elif isinstance(it, Kernel):
+            owners.append(it)
+            for i, b in enumerate(it.blocks):
+                owners.extend([it] * len(b.directives))
+                if b.label and not (i == 0 and b.label == it.name):
+                    owners.append(it)
+                owners.extend(b.instructions)
+        elif isinstance(it, AmdhsaKernel):
+            owners.extend([it] * (len(it.fields) + 2))
+        elif isinstance(it, MetadataBlock):
+            n = it.text.count("\n") + (0 if it.text.endswith("\n") else 1)
+            owners.extend([it] * (n + 2))
+    return owners
+
+
+@dataclass
+class _ObjInfo:
+    text: bytes
+    kds: dict[str, bytes]
+    metadata: dict | None
+
+
+def _read_object(path: str) -> _ObjInfo:
+    with open(path, "rb") as f:
+        elf = ELFFile(io.BytesIO(f.read()))
+        text = b""
+        sec = elf.get_section_by_name(".text")
+        if sec is not None:
+            text = sec.data()
+        kds: dict[str, bytes] = {}
+        symtab = elf.get_section_by_name(".symtab")
+        for sym in symtab.iter_symbols() if symtab else []:
+            if sym.name.endswith(".kd") and isinstance(sym["st_shndx"], int) and sym["st_shndx"]:
+                s = elf.get_section(sym["st_shndx"])
+                if s.header.sh_type != "SHT_NOBITS":
+                    d = s.data()
+                    kds[sym.name[:-3]] = d[sym["st_value"]:sym["st_value"] + 64]
+        md = None
+        for s in elf.iter_sections():
+            if s.header.sh_type == "SHT_NOTE":
+                for n in iter_notes(s.data()):
+                    if n.owner == NOTE_OWNER and n.type == NT_AMDGPU_METADATA:
+                        md = decode_metadata(n.desc).raw
+        return _ObjInfo(text, kds, md)
+
+
+def _mc_object(text: str) -> _ObjInfo:
+    from ..backend.assemble import assemble_object
+    with tempfile.TemporaryDirectory(prefix="asmevo-dis-") as d:
+        obj = os.path.join(d, "m.o")
+        assemble_object(text, obj, filename="<disassembly>")
+        return _read_object(obj)
+
+
+_ENC = re.compile(r"encoding: \[([^\]]*)\]")
+
+
+def _show_encodings(lines: list[str]) -> list[list[int | None]]:
+    """Encode instruction lines with ``llvm-mc -show-encoding``; one byte list per line
+    (``None`` where a fixup fills the byte)."""
+    from ..backend.assemble import run_mc
+    src = '\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"\n\t.text\n' + "\n".join(lines) + "\n"
+    out = run_mc(src, ["-show-encoding"], filename="<disassembly>").stdout
+    res = []
+    for m in _ENC.finditer(out):
+        bs = []
+        for tok in m.group(1).split(","):
+            tok = tok.strip()
+            bs.append(int(tok, 16) if tok.startswith("0x") else None)
+        res.append(bs)
+    return res
+
+
+def _mark_raw_by_encoding(insts: list[Instruction]) -> int:
+    """Set ``raw`` on instructions whose printed text does not re-encode identically."""
+    cand = [i for i in insts if not i.raw]
+    marked = 0
+    while cand:
+        lines = [print_instruction(i) for i in cand]
+        try:
+            encs = _show_encodings(lines)
+        except AsmSyntaxError as e:
+            if e.line is None or not 3 <= e.line < 3 + len(cand):
+                raise
+            cand[e.line - 3].raw = True
+            marked += 1
+            cand = [i for i in insts if not i.raw]
+            continue
+        if len(encs) != len(cand):
+            raise AsmevoError(f"llvm-mc -show-encoding gave {len(encs)} encodings for {len(cand)} "
+                              "instructions")
+        for inst, enc in zip(cand, encs):
+            if len(enc) != len(inst.encoding) or any(b is not None and b != o
+                                                     for b, o in zip(enc, inst.encoding)):
+                inst.raw = True
+                marked += 1
+        break
+    return marked
+
+
+def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = True) -> Module:
+    """Disassemble a gfx942 code object into a :class:`Module`.
+
+    ``code_object`` is a :class:`CodeObject` or a path.  With ``check`` (the
+    default) the module is assembled once with llvm-mc and compared with the
+    original (``.text`` bytes, descriptor bytes, decoded metadata), switching
+    instructions to ``raw``, descriptors to raw data and metadata to the raw
+    note where the text form does not reproduce them.
+
+    Raises:
+        CodeObjectError: bad input file (see :func:`read_code_object`).
+        ToolNotFoundError / ToolFailedError: llvm-objdump / llvm-mc missing or failed.
+    """
+    co = code_object if isinstance(code_object, CodeObject) else read_code_object(code_object)
+    entries = objdump_listing(co.path)
+    b = _Builder(co, entries)
+    b.check_listing()
+    b.items.append(Directive(".amdgcn_target", f'"{co.target_id}"'))
+    b.items.append(Directive(".amdhsa_code_object_version", str(co.code_object_version)))
+    b.build_text()
+    b.build_data()
+    b.build_metadata()
+    module = Module(b.items, source=co.path, code_object=co)
+    if check:
+        _check(module, b)
+    return module
+
+
+def _check(module: Module, b: _Builder) -> None:
+    co = b.co
+    orig_text = co.text.data
+    want_kd = {k.name: k.descriptor_bytes for k in co.kernels}
+    for _attempt in range(len(b.insts) + len(co.kernels) + 3):
+        module.items = b.items
+        text = print_module(module)
+        try:
+            info = _mc_object(text)
+        except AsmSyntaxError as e:
+            owners = _line_owners(module)
+            owner = owners[e.line - 1] if e.line and 0 < e.line <= len(owners) else None
+            if isinstance(owner, Instruction) and not owner.raw:
+                owner.raw = True
+                continue
+            if isinstance(owner, AmdhsaKernel):
+                b.make_raw_kd(owner.name)
+                continue
+            if isinstance(owner, MetadataBlock):
+                b.make_raw_metadata()
+                continue
+            raise AsmevoError(f"the disassembly of {co.path} does not reassemble: {e}") from None
+        changed = False
+        if info.text != orig_text:
+            if _mark_raw_by_encoding(b.insts) == 0:
+                raise AsmevoError(f"{co.path}: reassembled .text differs from the original, and no "
+                                  "instruction re-encodes differently")
+            changed = True
+        for name, kdb in want_kd.items():
+            got = info.kds.get(name)
+            if got is None or got[:16] + got[24:] != kdb[:16] + kdb[24:]:
+                if any(isinstance(it, AmdhsaKernel) and it.name == name for it in b.items):
+                    b.make_raw_kd(name)
+                    changed = True
+                else:
+                    raise AsmevoError(f"{co.path}: raw descriptor {name}.kd does not reassemble "
+                                      "to the same bytes")
+        if co.metadata is not None and info.metadata != co.metadata.raw:
+            if any(isinstance(it, MetadataBlock) for it in b.items):
+                b.make_raw_metadata()
+                changed = True
+            else:
+                raise AsmevoError(f"{co.path}: raw metadata note does not reassemble to the same values")
+        if not changed:
+            return
+    raise AsmevoError(f"{co.path}: could not make the disassembly reassemble identically")
