@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import importlib
 import io
 import sys
 import time
@@ -39,73 +38,66 @@ class PassFailedError(AsmevoError):
 
 
 # -- analyses ----------------------------------------------------------------
-#: analysis name -> "module:function" computing it as ``f(kernel, am)``; filled
-#: from asmevo.analysis (see :func:`_analysis_fn`).
-ANALYSES: dict[str, str] = {}
+from ..analysis import ANALYSES  # noqa: E402  (name -> "module:Class")
+from ..analysis import AnalysisManager as _BaseAM  # noqa: E402
+from ..analysis import _resolve  # noqa: E402
 
 
-class AnalysisManager:
-    """Cache of per-kernel analysis results.
+class AnalysisManager(_BaseAM):
+    """The analysis helper's cache (:class:`asmevo.analysis.AnalysisManager`) plus
+    what the pass manager needs.
 
-    ``get(name, kernel)`` computes an analysis once per kernel (functions are
-    looked up in :data:`ANALYSES`, or registered with :meth:`register`);
-    :meth:`invalidate` drops every cached result of a kernel except those named
-    in ``preserved`` (``"all"`` keeps everything).
+    ``get(name_or_class, kernel)`` computes an analysis once per kernel (names
+    from :data:`asmevo.analysis.ANALYSES`: ``cfg``, ``liveness``, ``waitcnt``,
+    ``regbudget``, ``hazards``; or names added with :meth:`register`);
+    :meth:`invalidate` takes analysis names or classes, or ``"all"``.
 
     Attributes:
-        module: the module being optimised (passes may read descriptors,
-            ``.amdhsa_kernel`` blocks, the target).
+        module: the module being optimised.
         kernel_names: names selected by ``--kernel`` (``None``: all).
     """
 
     def __init__(self, module: Module | None = None, kernel_names: Iterable[str] | None = None):
-        self.module = module
+        super().__init__(module)
         self.kernel_names = set(kernel_names) if kernel_names is not None else None
-        self._cache: dict[tuple[str, int], Any] = {}
-        self._fns: dict[str, Callable] = {}
-        self.computed: Counter = Counter()
+        self._named: dict[str, type] = {}
 
     def selected(self, kernel: Kernel) -> bool:
         """Whether ``kernel`` is among those selected with ``--kernel``."""
         return self.kernel_names is None or kernel.name in self.kernel_names
 
-    def register(self, name: str, fn: Callable[[Kernel, "AnalysisManager"], Any]) -> None:
-        """Register an analysis function ``fn(kernel, am) -> result`` under ``name``."""
-        self._fns[name] = fn
+    def register(self, name: str, cls: type) -> None:
+        """Make ``get(name, kernel)`` build ``cls(kernel, manager)``."""
+        self._named[name] = cls
 
-    def get(self, name: str, kernel: Kernel) -> Any:
-        """The (cached) result of analysis ``name`` on ``kernel``.
+    def _cls(self, x) -> type | None:
+        if not isinstance(x, str):
+            return x
+        if x in self._named:
+            return self._named[x]
+        try:
+            return _resolve(x)
+        except (KeyError, ImportError, AttributeError):
+            return None
+
+    def get(self, cls, kernel):
+        """The analysis ``cls`` (class or name) of ``kernel``, computed on first request.
 
         Raises:
             KeyError: unknown analysis name.
         """
-        key = (name, id(kernel))
-        if key not in self._cache:
-            fn = self._fns.get(name) or _analysis_fn(name)
-            self._cache[key] = fn(kernel, self)
-            self.computed[name] += 1
-        return self._cache[key]
+        c = self._cls(cls)
+        if c is None:
+            raise KeyError(f"unknown analysis {cls!r}")
+        return super().get(c, kernel)
 
-    def cached(self, name: str, kernel: Kernel) -> bool:
-        """Whether ``name`` is cached for ``kernel``."""
-        return (name, id(kernel)) in self._cache
-
-    def invalidate(self, kernel: Kernel | None, preserved: frozenset[str] | str = frozenset()
-                   ) -> None:
-        """Drop cached results of ``kernel`` (all kernels if ``None``) not in ``preserved``."""
+    def invalidate(self, kernel=None, preserved=frozenset()) -> None:
+        """Drop cached analyses of ``kernel`` (all if ``None``) except those in
+        ``preserved`` (names or classes; ``"all"`` keeps everything)."""
         if preserved == "all":
             return
-        for key in list(self._cache):
-            if (kernel is None or key[1] == id(kernel)) and key[0] not in preserved:
-                del self._cache[key]
-
-
-def _analysis_fn(name: str) -> Callable:
-    spec = ANALYSES.get(name)
-    if spec is None:
-        raise KeyError(f"unknown analysis {name!r}")
-    mod, _, fn = spec.partition(":")
-    return getattr(importlib.import_module(mod), fn)
+        keep = {c for c in (self._cls(p) for p in preserved) if c is not None}
+        super().invalidate(kernel, frozenset(keep))
 
 
 # -- statistics --------------------------------------------------------------

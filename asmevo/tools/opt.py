@@ -134,17 +134,15 @@ def _write(module, out_path: str, in_path: str) -> None:
 
 
 def _verify(args, original, module) -> int:
-    """``--verify``: 0 accepted, else prints the verdict and returns 1."""
+    """``--verify``: 0 when accepted; else prints the verdict, returns its exit status
+    (1 rejected, 3 unknown) and nothing is written."""
     from ..passes import checks
-    verdict = checks.verify_result(original, module, args.verify, args.harness)
-    if verdict is None:
+    verdict = checks.verify_result(original, module, args.verify, args.harness, args.kernel)
+    if verdict.accepted:
         return 0
-    ok, text = verdict
-    if ok:
-        return 0
-    sys.stderr.write(f"{PROG}: error: --verify={args.verify} rejected the result; "
-                     f"no output written\n{text}\n")
-    return 1
+    sys.stderr.write(f"{PROG}: error: --verify={args.verify} did not accept the result "
+                     f"({verdict.status.value}); no output written\n{verdict.text()}\n")
+    return verdict.exit_status or 1
 
 
 def run(args: argparse.Namespace) -> int:
