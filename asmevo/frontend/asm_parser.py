@@ -514,7 +514,11 @@ def parse_asm(text: str, filename: str = "<input>") -> Module:
 
 
 def _implicit_functions(recs: list[tuple]) -> set[str]:
-    """Non-local labels in a text section directly followed by an instruction."""
+    """Non-local labels in a text section directly followed by an instruction, except
+    labels that a branch (``s_branch``/``s_cbranch_*``) targets: those are blocks."""
+    targets = {op.name for _n, _l, st in recs if st is not None and st[0] == "i"
+               and (st[1] == "s_branch" or st[1].startswith("s_cbranch_"))
+               for op in st[2] if type(op) is Label}
     out: set[str] = set()
     in_text = True
     pending: list[str] = []
@@ -525,7 +529,7 @@ def _implicit_functions(recs: list[tuple]) -> set[str]:
             continue
         if stmt[0] == "i":
             if in_text:
-                out.update(l for l in pending if not l.startswith(".L")
+                out.update(l for l in pending if (not l.startswith(".L") and l not in targets)
                            or l.startswith(ANON_PREFIX))
             pending = []
         elif stmt[0] == "d":

@@ -146,6 +146,10 @@ def test_module_structure():
 def test_listing_without_type_makes_functions():
     m = parse_asm("foo:\n\ts_nop 0\n\ts_endpgm\nbar:\n\ts_endpgm\n")
     assert [k.name for k in m.kernels] == ["foo", "bar"]
+    loop = parse_asm("k:\n\ts_nop 0\nloop:\n\ts_sub_u32 s0, s0, 1\n\ts_cbranch_scc1 loop\n"
+                     "\ts_endpgm\n")
+    assert [k.name for k in loop.kernels] == ["k"]
+    assert [b.label for b in loop.kernels[0].blocks] == ["k", "loop", None]
     anon = parse_asm("\ts_nop 1\n\ts_endpgm\n")
     assert len(anon.kernels) == 1 and anon.kernels[0].num_instructions() == 2
     again = parse_asm(print_module(anon))
