@@ -29,6 +29,9 @@ class Analysis:
     assembly input.
     """
 
+    #: registry name (see :data:`ANALYSES`)
+    name = ""
+
     def __init__(self, kernel, manager: "AnalysisManager | None" = None):
         self.kernel = kernel
         self.manager = manager if manager is not None else AnalysisManager()
@@ -36,7 +39,25 @@ class Analysis:
     @property
     def module(self):
         """The module the kernel belongs to (may be ``None``)."""
-        return self.manager.module
+        return getattr(self.manager, "module", None)
+
+    def dep(self, cls: type[T]) -> T:
+        """Another analysis of the same kernel through the manager's cache.
+
+        Works with this package's :class:`AnalysisManager` (keyed by class) and
+        with a name-keyed manager such as ``asmevo.passes.manager.AnalysisManager``
+        (keyed by :attr:`name`, see :data:`ANALYSES`).
+        """
+        m = self.manager
+        if isinstance(m, AnalysisManager):
+            return m.get(cls, self.kernel)
+        try:
+            r = m.get(cls.name, self.kernel)
+            if isinstance(r, cls):
+                return r
+        except Exception:
+            pass
+        return cls(self.kernel, m)
 
 
 class AnalysisManager:
@@ -51,8 +72,15 @@ class AnalysisManager:
         self.module = module
         self._cache: dict[tuple[type, int], tuple[Any, Analysis]] = {}
 
-    def get(self, cls: type[T], kernel) -> T:
-        """The analysis ``cls`` of ``kernel``, computed on first request."""
+    def get(self, cls: type[T] | str, kernel) -> T:
+        """The analysis ``cls`` (a class, or a name of :data:`ANALYSES`) of ``kernel``,
+        computed on first request.
+
+        Raises:
+            KeyError: unknown analysis name.
+        """
+        if isinstance(cls, str):
+            cls = _resolve(cls)
         key = (cls, id(kernel))
         hit = self._cache.get(key)
         if hit is not None and hit[0] is kernel:
@@ -75,6 +103,24 @@ class AnalysisManager:
                 del self._cache[key]
 
 
+#: analysis name -> "module:Class"; each class is callable as ``Class(kernel, manager)``,
+#: so name-keyed managers (asmevo.passes.manager) can use these entries directly.
+ANALYSES = {
+    "cfg": "asmevo.analysis.cfg:CFG",
+    "liveness": "asmevo.analysis.liveness:Liveness",
+    "waitcnt": "asmevo.analysis.waitcnt:WaitcntAnalysis",
+    "regbudget": "asmevo.analysis.regbudget:RegisterBudget",
+    "hazards": "asmevo.analysis.hazards:HazardAnalysis",
+}
+
+
+def _resolve(name: str) -> type:
+    import importlib
+    spec = ANALYSES[name]
+    mod, _, cls = spec.partition(":")
+    return getattr(importlib.import_module(mod), cls)
+
+
 def analyze_all(kernel, module=None) -> dict[str, Analysis]:
     """Every analysis of ``kernel`` (CFG, liveness, waitcnt, regbudget, hazards), by name."""
     from .cfg import CFG
@@ -88,4 +134,4 @@ def analyze_all(kernel, module=None) -> dict[str, Analysis]:
             "hazards": am.get(HazardAnalysis, kernel)}
 
 
-__all__ = ["Analysis", "AnalysisManager", "analyze_all"]
+__all__ = ["ANALYSES", "Analysis", "AnalysisManager", "analyze_all"]

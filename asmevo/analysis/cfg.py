@@ -69,6 +69,8 @@ class CFG(Analysis):
         unreachable: blocks not reachable from the entry.
     """
 
+    name = "cfg"
+
     def __init__(self, kernel, manager=None):
         super().__init__(kernel, manager)
         self.blocks = list(kernel.blocks)

@@ -65,9 +65,11 @@ class Liveness(Analysis):
             which the maximum first occurs.
     """
 
+    name = "liveness"
+
     def __init__(self, kernel, manager=None):
         super().__init__(kernel, manager)
-        self.cfg = self.manager.get(CFG, kernel)
+        self.cfg = self.dep(CFG)
         blocks = self.cfg.blocks
         self.units: list = []
         self._uidx: dict = {}
