@@ -1,0 +1,1499 @@
+"""Compile a kernel's instructions into Python closures and run waves.
+
+Each instruction is translated once per kernel into a closure ``f(wave) -> next
+index`` (``-1``: the wave reached ``s_barrier``; ``-2``: ``s_endpgm``).  Operand
+decoding (register numbers, inline constants, modifiers, DPP lane maps) happens
+at compile time; at run time a closure only moves numpy rows.  Per-lane value
+semantics come from the registry (:mod:`asmevo.semantics`) evaluated with the
+numpy backend; memory, branches and cross-lane instructions are implemented
+here by ``kind``.
+
+An instruction without semantics (or with an unsupported form) compiles to a
+closure that raises :class:`EmuError` when it is executed, naming it: nothing
+is skipped silently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.operands import Func, FuncList, Imm, Label, Reg, Special, Src, base_of
+from ..semantics.immediates import imm_bits
+from ..semantics.npbackend import NP
+from ..semantics.registry import lookup, width
+from .memory import EmuError, MemoryFault
+from .state import (EXEC, LANES, M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, SPECIAL_SGPR,
+                    TTMP_BASE, VCC)
+
+U32, U64, U16, U8 = np.uint32, np.uint64, np.uint16, np.uint8
+BARRIER, ENDPGM = -1, -2
+_DT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_SIGN = {16: 0x8000, 32: 0x80000000, 64: 1 << 63}
+
+
+class CompileError(Exception):
+    """Internal: an instruction form the emulator cannot run (reported when executed)."""
+
+
+class Context:
+    """What closures need beyond the wave: global memory and the kernel's layout."""
+
+    def __init__(self, mem, labels: dict, addresses: list):
+        self.mem = mem
+        self.labels = labels
+        self.addresses = addresses
+
+
+# ----------------------------------------------------------------------------- operands
+def _sgpr_index(op) -> int | None:
+    op = base_of(op)
+    if isinstance(op, Reg):
+        if op.file == "s":
+            return op.index
+        if op.file == "ttmp":
+            return TTMP_BASE + op.index
+        return None
+    if isinstance(op, Special) and op.name in SPECIAL_SGPR:
+        return SPECIAL_SGPR[op.name]
+    return None
+
+
+def _special_const(name: str) -> int | None:
+    n = name[4:] if name.startswith("src_") else name
+    return {"shared_base": SHARED_APERTURE_HI, "shared_limit": SHARED_APERTURE_HI | 0xFFFF,
+            "private_base": PRIVATE_APERTURE_HI, "private_limit": PRIVATE_APERTURE_HI | 0xFFFF,
+            "pops_exiting_wave_id": 0, "null": 0}.get(n)
+
+
+def _const_reader(bits: int, w: int):
+    c = np.array([bits], dtype=_DT[w])
+    return lambda wv: c
+
+
+def reader(op, ty: str, *, hi16: bool = False, vector_ok: bool = True):
+    """A closure ``r(wave) -> value`` for source operand ``op`` of type ``ty``.
+
+    Values: ``(64,)`` for VGPR/AGPR sources, ``(1,)`` for scalars and constants;
+    dtype of the type's width; ``lm`` sources give a bool ``(64,)`` mask.
+    ``hi16`` selects bits [31:16] of a 16-bit source (op_sel)."""
+    b = base_of(op)
+    w = width(ty)
+    if ty == "lm":
+        if isinstance(b, Imm):
+            bits = imm_bits(b.value, "b64", b.text)
+            m = np.unpackbits(np.array([bits], np.uint64).view(np.uint8), bitorder="little").view(bool)
+            return lambda wv: m
+        i = _sgpr_index(b)
+        if i is None:
+            raise CompileError(f"lane-mask operand {b} must be an SGPR pair or VCC")
+        return lambda wv: np.unpackbits(wv.s[i:i + 2].view(np.uint8), bitorder="little").view(bool)
+    r = _raw_reader(b, ty, w, hi16, vector_ok)
+    if isinstance(op, Src) and (op.neg or op.abs) and ty[0] == "f":
+        sign = _DT[w](_SIGN[w])
+        mag = _DT[w](_SIGN[w] - 1)
+        if op.abs and op.neg:
+            return lambda wv: (r(wv) & mag) | sign
+        if op.abs:
+            return lambda wv: r(wv) & mag
+        return lambda wv: r(wv) ^ sign
+    if isinstance(op, Src) and op.neg and ty[0] in "iu":
+        return lambda wv: (~r(wv)) + _DT[w](1)
+    return r
+
+
+def _raw_reader(b, ty, w, hi16=False, vector_ok=True):
+    if isinstance(b, Imm):
+        bits = imm_bits(b.value, ty, b.text)
+        if hi16:
+            bits = 0
+        return _const_reader(bits, w)
+    if isinstance(b, (Label, Func, FuncList)) or not isinstance(b, (Reg, Special)):
+        raise CompileError(f"operand {b} cannot be read as a value")
+    if isinstance(b, Special) and _sgpr_index(b) is None:
+        if b.name in ("scc", "src_scc"):
+            return lambda wv: wv.scc.astype(_DT[w])
+        if b.name in ("vccz", "src_vccz"):
+            return lambda wv: np.array([int(not wv.s[VCC:VCC + 2].any())], _DT[w])
+        if b.name in ("execz", "src_execz"):
+            return lambda wv: np.array([int(not wv.exec_any)], _DT[w])
+        c = _special_const(b.name)
+        if c is None:
+            raise CompileError(f"special register {b.name} cannot be read")
+        return _const_reader(c, w)
+    if isinstance(b, Reg) and b.file in ("v", "a"):
+        if not vector_ok:
+            raise CompileError("a vector register cannot be a scalar source")
+        i = b.index
+        f = b.file
+        if w == 32:
+            return (lambda wv: wv.v[i]) if f == "v" else (lambda wv: wv.a[i])
+        if w == 64:
+            if f == "v":
+                return lambda wv: wv.v[i].astype(U64) | (wv.v[i + 1].astype(U64) << U64(32))
+            return lambda wv: wv.a[i].astype(U64) | (wv.a[i + 1].astype(U64) << U64(32))
+        if w == 16:
+            if hi16:
+                return (lambda wv: (wv.v[i] >> U32(16)).astype(U16)) if f == "v" else \
+                    (lambda wv: (wv.a[i] >> U32(16)).astype(U16))
+            return (lambda wv: wv.v[i].astype(U16)) if f == "v" else (lambda wv: wv.a[i].astype(U16))
+        if w == 8:
+            return lambda wv: wv.v[i].astype(U8)
+        raise CompileError(f"unsupported width {w}")
+    i = _sgpr_index(b)
+    if w == 32:
+        return lambda wv: wv.s[i:i + 1]
+    if w == 64:
+        return lambda wv: wv.s[i:i + 2].view(U64)
+    if w == 16:
+        if hi16:
+            return lambda wv: (wv.s[i:i + 1] >> U32(16)).astype(U16)
+        return lambda wv: wv.s[i:i + 1].astype(U16)
+    raise CompileError(f"unsupported width {w}")
+
+
+def vwriter(op, ty: str, *, hi16: bool = False):
+    """A closure ``wr(wave, value, mask)`` writing a VALU result to a VGPR/AGPR.
+
+    ``mask`` is None for "all lanes" or a bool (64,) array.  16-bit results go to
+    bits [15:0] with bits [31:16] zeroed (GFX9), or to [31:16] preserving [15:0]
+    when ``hi16`` (op_sel destination bit)."""
+    b = base_of(op)
+    w = width(ty)
+    if not (isinstance(b, Reg) and b.file in ("v", "a")):
+        raise CompileError(f"destination {b} is not a vector register")
+    i, f = b.index, b.file
+
+    def rows(wv):
+        return wv.v if f == "v" else wv.a
+
+    if w == 32:
+        def wr(wv, val, mask):
+            R = rows(wv)
+            if mask is None:
+                R[i] = val
+            else:
+                np.copyto(R[i], val, where=mask, casting="unsafe")
+        return wr
+    if w == 64:
+        def wr(wv, val, mask):
+            R = rows(wv)
+            lo = val.astype(U32)
+            hi = (val >> U64(32)).astype(U32)
+            if mask is None:
+                R[i] = lo
+                R[i + 1] = hi
+            else:
+                np.copyto(R[i], lo, where=mask)
+                np.copyto(R[i + 1], hi, where=mask)
+        return wr
+    if w in (16, 8):
+        def wr(wv, val, mask):
+            R = rows(wv)
+            v32 = val.astype(U32)
+            if hi16:
+                v32 = (R[i] & U32(0xFFFF)) | (v32 << U32(16))
+            if mask is None:
+                R[i] = v32
+            else:
+                np.copyto(R[i], v32, where=mask)
+        return wr
+    raise CompileError(f"unsupported destination width {w}")
+
+
+def lm_writer(op):
+    """Writer of a per-lane boolean result into an SGPR pair / VCC (inactive lanes -> 0)."""
+    b = base_of(op)
+    if isinstance(b, Special) and b.name == "null":
+        return lambda wv, val, mask: None
+    i = _sgpr_index(b)
+    if i is None:
+        raise CompileError(f"lane-mask destination {b} must be an SGPR pair or VCC")
+    is_exec = i in (EXEC, EXEC + 1)
+
+    def wr(wv, val, mask):
+        v = np.broadcast_to(val, (64,))
+        if mask is not None:
+            v = v & mask
+        wv.s[i:i + 2] = np.packbits(v, bitorder="little").view(U32)
+        if is_exec:
+            wv.sync_exec()
+    return wr
+
+
+def swriter(op, ty: str):
+    """Writer ``wr(wave, value)`` of a scalar result (``(1,)`` array) into SGPRs."""
+    b = base_of(op)
+    if isinstance(b, Special) and b.name == "null":
+        return lambda wv, val: None
+    i = _sgpr_index(b)
+    if i is None:
+        raise CompileError(f"scalar destination {b} is not an SGPR")
+    w = width(ty)
+    touches_exec = i in (EXEC, EXEC + 1) or (w == 64 and i + 1 == EXEC)
+    if w == 64:
+        def wr(wv, val):
+            wv.s[i:i + 2] = np.ascontiguousarray(val, dtype=U64).view(U32)
+    else:
+        def wr(wv, val):
+            wv.s[i] = val[0]
+    if touches_exec:
+        def wr2(wv, val, _wr=wr):
+            _wr(wv, val)
+            wv.sync_exec()
+        return wr2
+    return wr
+
+
+# ----------------------------------------------------------------------------- helpers
+def _mask_of(wv):
+    return None if wv.exec_all else wv.exec_mask
+
+
+def _regs_of(op):
+    b = base_of(op)
+    if not isinstance(b, Reg):
+        raise CompileError(f"{b} is not a register")
+    return b
+
+
+def _clamp_omod(inst, ty):
+    clamp = bool(inst.mod("clamp"))
+    mul = inst.mod("mul")
+    div = inst.mod("div")
+    if not clamp and not mul and not div:
+        return None
+    if ty[0] != "f":
+        if clamp:
+            raise CompileError("integer clamp is not supported by the emulator")
+        return None
+    fw = width(ty)
+    scale = None
+    if mul:
+        scale = np.array([{16: np.float16, 32: np.float32, 64: np.float64}[fw](mul)])
+    elif div:
+        scale = np.array([{16: np.float16, 32: np.float32, 64: np.float64}[fw](1.0 / div)])
+
+    def post(val):
+        if scale is not None:
+            val = NP.fmul(val, scale.view(val.dtype))
+        if clamp:
+            val = NP.fclamp01(val)
+        return val
+    return post
+
+
+# ----------------------------------------------------------------------------- DPP / SDWA
+def dpp_map(inst):
+    """(source lane per lane (64,), valid (64,) bool, write-enable (64,) bool, bound_ctrl)
+    for the DPP controls of ``inst`` (CDNA3 ISA guide, "DPP"; row = 16 lanes)."""
+    lane = LANES
+    row = lane & ~15
+    r = lane & 15
+    src = lane.copy()
+    valid = np.ones(64, bool)
+    qp = inst.mod("quad_perm")
+    if qp is not None:
+        src = (lane & ~3) | np.array(qp)[lane & 3]
+    elif inst.mod("row_shl") is not None:
+        n = inst.mod("row_shl")
+        src = lane + n
+        valid = r + n < 16
+    elif inst.mod("row_shr") is not None:
+        n = inst.mod("row_shr")
+        src = lane - n
+        valid = r - n >= 0
+    elif inst.mod("row_ror") is not None:
+        n = inst.mod("row_ror")
+        src = row | ((r - n) & 15)
+    elif inst.mod("wave_shl") is not None:
+        src = lane + 1
+        valid = lane < 63
+    elif inst.mod("wave_shr") is not None:
+        src = lane - 1
+        valid = lane > 0
+    elif inst.mod("wave_rol") is not None:
+        src = (lane + 1) & 63
+    elif inst.mod("wave_ror") is not None:
+        src = (lane - 1) & 63
+    elif inst.has_mod("row_mirror"):
+        src = row | (15 - r)
+    elif inst.has_mod("row_half_mirror"):
+        src = (lane & ~7) | (7 - (lane & 7))
+    elif inst.mod("row_bcast") is not None:
+        n = inst.mod("row_bcast")
+        if n == 15:
+            src = row - 1
+            valid = lane >= 16
+        elif n == 31:
+            src = np.full(64, 31)
+            valid = lane >= 32
+        else:
+            raise CompileError(f"row_bcast:{n}")
+    elif inst.mod("row_newbcast") is not None:
+        src = row | inst.mod("row_newbcast")
+    src = np.where(valid, src, lane) & 63
+    rm = inst.mod("row_mask", 0xF)
+    bm = inst.mod("bank_mask", 0xF)
+    enable = (((rm >> (lane >> 4)) & 1) != 0) & (((bm >> ((lane >> 2) & 3)) & 1) != 0)
+    bc = inst.has_mod("bound_ctrl")
+    return src, valid, enable, bc
+
+
+_SEL = {"BYTE_0": (0, 8), "BYTE_1": (8, 8), "BYTE_2": (16, 8), "BYTE_3": (24, 8),
+        "WORD_0": (0, 16), "WORD_1": (16, 16), "DWORD": (0, 32)}
+
+
+# ----------------------------------------------------------------------------- VALU
+def compile_valu(inst, spec, ctx, nxt):
+    ops = inst.operands
+    nd = len(spec.dst)
+    ns = len(spec.src)
+    if len(ops) != nd + ns:
+        raise CompileError(f"expected {nd} destination(s) and {ns} source(s), got {len(ops)} operands")
+    is_dpp = inst.opcode.endswith("_dpp") or any(
+        inst.has_mod(m) for m in ("quad_perm", "row_shl", "row_shr", "row_ror", "row_bcast",
+                                  "row_mirror", "row_half_mirror", "row_newbcast", "wave_shl",
+                                  "wave_shr", "wave_rol", "wave_ror"))
+    is_sdwa = inst.opcode.endswith("_sdwa")
+    op_sel = inst.mod("op_sel") or ()
+    readers = []
+    for k, (op, ty) in enumerate(zip(ops[nd:], spec.src)):
+        hi = bool(op_sel[k]) if k < len(op_sel) and width(ty) == 16 else False
+        if is_sdwa and ty != "lm":
+            readers.append(_sdwa_reader(op, ty, inst.mod(f"src{k}_sel", "DWORD")))
+        else:
+            readers.append(reader(op, ty, hi16=hi))
+    if spec.extra.get("tied"):
+        readers.append(reader(ops[0], spec.dst[0]))
+    for imp in spec.imp_in:
+        if imp == "vcc":
+            readers.append(reader(Special("vcc"), "lm"))
+        else:
+            raise CompileError(f"implicit input {imp}")
+    if is_dpp:
+        src_lane, valid, enable, bc = dpp_map(inst)
+        r0 = readers[0]
+
+        def dpp_reader(wv, r0=r0):
+            x = np.broadcast_to(r0(wv), (64,))[src_lane]
+            if bc:
+                ok = valid & wv.exec_mask[src_lane]
+                x = np.where(ok, x, x.dtype.type(0))
+            return x
+        readers[0] = dpp_reader
+    writers = []
+    for op, ty in zip(ops[:nd], spec.dst):
+        if ty == "lm":
+            writers.append(("lm", lm_writer(op)))
+        elif is_sdwa:
+            writers.append(("v", _sdwa_writer(op, inst)))
+        else:
+            hi = bool(op_sel[-1]) if (op_sel and width(ty) == 16 and len(op_sel) > ns) else False
+            writers.append(("v", vwriter(op, ty, hi16=hi)))
+    post = _clamp_omod(inst, spec.dst[0]) if nd else None
+    fn = spec.fn
+
+    if is_dpp:
+        def mask_fn(wv):
+            m = enable & wv.exec_mask
+            if not bc:
+                m = m & valid & wv.exec_mask[src_lane]
+            return m
+    else:
+        mask_fn = _mask_of
+
+    if nd == 1 and writers[0][0] == "v" and post is None:
+        wr = writers[0][1]
+        if len(readers) == 1:
+            (r0,) = readers
+
+            def run(wv):
+                wr(wv, fn(NP, r0(wv)), mask_fn(wv))
+                return nxt
+        elif len(readers) == 2:
+            r0, r1 = readers
+
+            def run(wv):
+                wr(wv, fn(NP, r0(wv), r1(wv)), mask_fn(wv))
+                return nxt
+        elif len(readers) == 3:
+            r0, r1, r2 = readers
+
+            def run(wv):
+                wr(wv, fn(NP, r0(wv), r1(wv), r2(wv)), mask_fn(wv))
+                return nxt
+        else:
+            def run(wv):
+                wr(wv, fn(NP, *[r(wv) for r in readers]), mask_fn(wv))
+                return nxt
+        return run
+
+    def run(wv):
+        res = fn(NP, *[r(wv) for r in readers])
+        if nd == 1:
+            res = (res,)
+        m = mask_fn(wv)
+        for k, (kind, wr) in enumerate(writers):
+            val = res[k]
+            if k == 0 and post is not None:
+                val = post(val)
+            if kind == "lm":
+                wr(wv, val, wv.exec_mask if m is None else m)
+            else:
+                wr(wv, val, m)
+        return nxt
+    return run
+
+
+def _sdwa_reader(op, ty, sel):
+    b = base_of(op)
+    sext = isinstance(op, Src) and op.sext
+    w = width(ty)
+    r32 = reader(b, "b32")
+    sh, n = _SEL[sel]
+    neg = isinstance(op, Src) and op.neg
+    ab = isinstance(op, Src) and op.abs
+
+    def rd(wv):
+        x = r32(wv)
+        if n < 32:
+            x = (x >> U32(sh)) & U32((1 << n) - 1)
+            if sext:
+                x = ((x.view(np.int32) << np.int32(32 - n)) >> np.int32(32 - n)).view(U32)
+        x = x.astype(_DT[w]) if w != 32 else x
+        if ty[0] == "f" and (neg or ab):
+            sign = _DT[w](_SIGN[w])
+            if ab:
+                x = x & _DT[w](_SIGN[w] - 1)
+            if neg:
+                x = x ^ sign
+        return x
+    return rd
+
+
+def _sdwa_writer(op, inst):
+    b = _regs_of(op)
+    i = b.index
+    sel = inst.mod("dst_sel", "DWORD")
+    unused = inst.mod("dst_unused", "UNUSED_PAD")
+    sh, n = _SEL[sel]
+    fmask = U32(((1 << n) - 1) << sh) if n < 32 else U32(0xFFFFFFFF)
+
+    def wr(wv, val, mask):
+        v = val.astype(U32)
+        if n < 32:
+            v = (v & U32((1 << n) - 1)) << U32(sh)
+            if unused == "UNUSED_PRESERVE":
+                v = v | (wv.v[i] & ~fmask)
+            elif unused == "UNUSED_SEXT":
+                top = (v >> U32(sh + n - 1)) & U32(1)
+                hi_mask = U32((0xFFFFFFFF << (sh + n)) & 0xFFFFFFFF)
+                v = np.where(top != 0, v | hi_mask, v)
+        if mask is None:
+            wv.v[i] = v
+        else:
+            np.copyto(wv.v[i], v, where=mask)
+    return wr
+
+
+def compile_vopc(inst, spec, ctx, nxt):
+    ops = inst.operands
+    if inst.opcode.endswith("_e32") or len(ops) == 2:
+        if len(ops) == 2:
+            ops = [Special("vcc")] + list(ops)
+    if len(ops) != 3:
+        raise CompileError("VOPC expects a destination and two sources")
+    is_sdwa = inst.opcode.endswith("_sdwa")
+    op_sel = inst.mod("op_sel") or ()
+    rds = []
+    for k, (op, ty) in enumerate(zip(ops[1:], spec.src)):
+        if is_sdwa:
+            rds.append(_sdwa_reader(op, ty, inst.mod(f"src{k}_sel", "DWORD")))
+        else:
+            rds.append(reader(op, ty, hi16=bool(op_sel[k]) if k < len(op_sel) and width(ty) == 16
+                              else False))
+    r0, r1 = rds
+    wr = lm_writer(ops[0])
+    fn = spec.fn
+    cmpx = spec.extra.get("cmpx")
+
+    def run(wv):
+        res = np.broadcast_to(fn(NP, r0(wv), r1(wv)), (64,)) & wv.exec_mask
+        wr(wv, res, None)
+        if cmpx:
+            wv.set_exec(res)
+        return nxt
+    return run
+
+
+def compile_vop3p(inst, spec, ctx, nxt):
+    ops = inst.operands
+    ety = spec.dst[0]
+    ew = width(ety)
+    ns = len(spec.src)
+    if len(ops) != 1 + ns:
+        raise CompileError("packed instruction operand count")
+    op_sel = inst.mod("op_sel") or (0,) * ns
+    op_sel_hi = inst.mod("op_sel_hi") or (1,) * ns
+    neg_lo = inst.mod("neg_lo") or (0,) * ns
+    neg_hi = inst.mod("neg_hi") or (0,) * ns
+    pair_ty = "b64" if ew == 32 else "b32"
+    halves = []
+    for k, op in enumerate(ops[1:]):
+        b = base_of(op)
+        if isinstance(b, Imm):
+            bits = imm_bits(b.value, ety, b.text)
+            c = np.array([bits], _DT[ew])
+            halves.append((lambda wv, c=c: c, lambda wv, c=c: c))
+            continue
+        r = reader(b, pair_ty)
+        if ew == 32:
+            lo = lambda wv, r=r: r(wv).astype(U32)  # noqa: E731
+            hi = lambda wv, r=r: (r(wv) >> U64(32)).astype(U32)  # noqa: E731
+        else:
+            lo = lambda wv, r=r: r(wv).astype(U16)  # noqa: E731
+            hi = lambda wv, r=r: (r(wv) >> U32(16)).astype(U16)  # noqa: E731
+        halves.append((lo, hi))
+    sign = _DT[ew](_SIGN[ew])
+    isf = ety[0] == "f"
+
+    def pick(k, hi_result):
+        lo, hi = halves[k]
+        sel = (op_sel_hi if hi_result else op_sel)[k] if k < len(op_sel) else 0
+        f = hi if sel else lo
+        neg = (neg_hi if hi_result else neg_lo)[k] if k < len(neg_lo) else 0
+        if neg and isf:
+            return lambda wv, f=f: f(wv) ^ sign
+        return f
+    lo_rd = [pick(k, False) for k in range(ns)]
+    hi_rd = [pick(k, True) for k in range(ns)]
+    d = _regs_of(ops[0])
+    wr = vwriter(d, "b64" if ew == 32 else "b32")
+    fn = spec.fn
+    is_mov = spec.name == "v_pk_mov_b32"
+    clamp = bool(inst.mod("clamp")) and isf
+
+    def run(wv):
+        lo = fn(NP, *[r(wv) for r in lo_rd])
+        hi = fn(NP, *[r(wv) for r in hi_rd])
+        if is_mov:
+            lo, hi = lo[0], hi[1]
+        if clamp:
+            lo, hi = NP.fclamp01(lo), NP.fclamp01(hi)
+        if ew == 32:
+            val = np.broadcast_to(lo, (64,)).astype(U64) | (np.broadcast_to(hi, (64,)).astype(U64) << U64(32))
+        else:
+            val = np.broadcast_to(lo, (64,)).astype(U32) | (np.broadcast_to(hi, (64,)).astype(U32) << U32(16))
+        wr(wv, val, _mask_of(wv))
+        return nxt
+    return run
+
+
+# ----------------------------------------------------------------------------- SALU
+def _s_imm_fix(inst, op, ty):
+    """SOPK 16-bit immediates: sign-extended for _i32 forms, zero-extended for _u32."""
+    b = base_of(op)
+    if isinstance(b, Imm) and inst.opcode.startswith(("s_movk_", "s_cmpk_", "s_addk_", "s_mulk_",
+                                                      "s_cmovk_")):
+        v = int(b.value) & 0xFFFF
+        if not inst.opcode.endswith("_u32") and v & 0x8000:
+            v -= 0x10000
+        return Imm(v)
+    return op
+
+
+def compile_salu(inst, spec, ctx, nxt):
+    ops = inst.operands
+    nd = len(spec.dst)
+    ns = len(spec.src)
+    if len(ops) != nd + ns:
+        raise CompileError(f"expected {nd} destination(s) and {ns} source(s), got {len(ops)} operands")
+    rds = [reader(_s_imm_fix(inst, op, ty), ty, vector_ok=False) for op, ty in zip(ops[nd:], spec.src)]
+    if spec.extra.get("tied"):
+        rds.append(reader(ops[0], spec.dst[0], vector_ok=False))
+    for imp in spec.imp_in:
+        if imp == "scc":
+            rds.append(lambda wv: wv.scc)
+        elif imp == "exec":
+            rds.append(lambda wv: wv.s[EXEC:EXEC + 2].view(U64))
+        else:
+            raise CompileError(f"implicit input {imp}")
+    wrs = [swriter(op, ty) for op, ty in zip(ops[:nd], spec.dst)]
+    for imp in spec.imp_out:
+        if imp == "scc":
+            def wscc(wv, val):
+                wv.scc = np.asarray(val, bool).reshape(1)
+            wrs.append(wscc)
+        elif imp == "exec":
+            wrs.append(swriter(Special("exec"), "b64"))
+        else:
+            raise CompileError(f"implicit output {imp}")
+    fn = spec.fn
+    nout = len(wrs)
+    if nout == 1:
+        w0 = wrs[0]
+        if len(rds) == 1:
+            r0 = rds[0]
+
+            def run(wv):
+                w0(wv, fn(NP, r0(wv)))
+                return nxt
+            return run
+        if len(rds) == 2:
+            r0, r1 = rds
+
+            def run(wv):
+                w0(wv, fn(NP, r0(wv), r1(wv)))
+                return nxt
+            return run
+
+    def run(wv):
+        res = fn(NP, *[r(wv) for r in rds])
+        if nout == 1:
+            res = (res,)
+        # write destination registers before the implicit ones (saveexec reads old EXEC first)
+        for w_, v in zip(wrs, res):
+            w_(wv, v)
+        return nxt
+    return run
+
+
+def compile_sopc(inst, spec, ctx, nxt):
+    ops = inst.operands
+    rds = [reader(_s_imm_fix(inst, op, ty), ty, vector_ok=False) for op, ty in zip(ops, spec.src)]
+    r0, r1 = rds
+    fn = spec.fn
+
+    def run(wv):
+        wv.scc = np.asarray(fn(NP, r0(wv), r1(wv)), bool).reshape(1)
+        return nxt
+    return run
+
+
+# ----------------------------------------------------------------------------- flow
+def compile_branch(inst, spec, ctx, nxt):
+    op = inst.operands[0] if inst.operands else None
+    b = base_of(op)
+    if not isinstance(b, Label):
+        raise CompileError("branch target must be a label")
+    if b.name not in ctx.labels:
+        raise CompileError(f"branch to unknown label {b.name}")
+    if b.addend:
+        raise CompileError("branch target with an addend")
+    t = ctx.labels[b.name]
+    name = spec.name
+    if name == "s_branch":
+        return lambda wv: t
+    if name == "s_cbranch_scc0":
+        return lambda wv: nxt if wv.scc[0] else t
+    if name == "s_cbranch_scc1":
+        return lambda wv: t if wv.scc[0] else nxt
+    if name == "s_cbranch_vccz":
+        return lambda wv: nxt if wv.s[VCC] or wv.s[VCC + 1] else t
+    if name == "s_cbranch_vccnz":
+        return lambda wv: t if wv.s[VCC] or wv.s[VCC + 1] else nxt
+    if name == "s_cbranch_execz":
+        return lambda wv: nxt if wv.exec_any else t
+    if name == "s_cbranch_execnz":
+        return lambda wv: t if wv.exec_any else nxt
+    raise CompileError(name)
+
+
+def compile_lane(inst, spec, ctx, nxt):
+    ops = inst.operands
+    name = spec.name
+    if name == "v_readfirstlane_b32":
+        wr = swriter(ops[0], "b32")
+        r = reader(ops[1], "b32")
+
+        def run(wv):
+            x = np.broadcast_to(r(wv), (64,))
+            ln = int(np.argmax(wv.exec_mask)) if wv.exec_any else 0
+            wr(wv, x[ln:ln + 1])
+            return nxt
+        return run
+    if name == "v_readlane_b32":
+        wr = swriter(ops[0], "b32")
+        r = reader(ops[1], "b32")
+        sel = reader(ops[2], "u32", vector_ok=False)
+
+        def run(wv):
+            x = np.broadcast_to(r(wv), (64,))
+            ln = int(sel(wv)[0]) & 63
+            wr(wv, x[ln:ln + 1])
+            return nxt
+        return run
+    if name == "v_writelane_b32":
+        d = _regs_of(ops[0])
+        r = reader(ops[1], "b32", vector_ok=False)
+        sel = reader(ops[2], "u32", vector_ok=False)
+        i = d.index
+
+        def run(wv):
+            wv.v[i, int(sel(wv)[0]) & 63] = r(wv)[0]
+            return nxt
+        return run
+    raise CompileError(name)
+
+
+def compile_sys(inst, spec, ctx, nxt):
+    name = spec.name
+    ops = inst.operands
+    if name == "s_getpc_b64":
+        addr = ctx.addresses[nxt] if nxt < len(ctx.addresses) and ctx.addresses[nxt] is not None else None
+        if addr is None:
+            raise CompileError("s_getpc_b64 needs instruction addresses")
+        wr = swriter(ops[0], "b64")
+        c = np.array([addr], U64)
+        return lambda wv: (wr(wv, c), nxt)[1]
+    if name in ("s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32"):
+        f = base_of(ops[1] if name == "s_getreg_b32" else ops[0])
+        if not isinstance(f, Func) or f.name != "hwreg":
+            raise CompileError("expected hwreg(...)")
+        reg = f.args[0]
+        off = int(f.args[1]) if len(f.args) > 1 else 0
+        size = int(f.args[2]) if len(f.args) > 2 else 32
+        if reg not in ("HW_REG_MODE", 1, "1"):
+            raise CompileError(f"hardware register {reg} is not emulated")
+        m = ((1 << size) - 1) << off
+        if name == "s_getreg_b32":
+            wr = swriter(ops[0], "b32")
+            return lambda wv: (wr(wv, np.array([(wv.mode & m) >> off], U32)), nxt)[1]
+        src = reader(ops[1], "b32", vector_ok=False) if name == "s_setreg_b32" else \
+            (lambda wv, c=np.array([int(base_of(ops[1]).value) & 0xFFFFFFFF], U32): c)
+
+        def run(wv):
+            v = int(src(wv)[0])
+            new = (wv.mode & ~m) | ((v << off) & m)
+            if (new & 0xF) != 0:
+                raise EmuError(f"s_setreg to MODE selects a rounding mode other than "
+                               f"round-to-nearest-even ({new & 0xF:#x}); not emulated")
+            wv.mode = new
+            return nxt
+        return run
+    if name == "s_set_gpr_idx_on" or name == "s_set_gpr_idx_off" or name == "s_set_gpr_idx_mode":
+        raise CompileError(f"{name} (VGPR indexing) is not emulated yet")
+    if name in ("s_memtime", "s_memrealtime"):
+        wr = swriter(ops[0], "b64")
+        return lambda wv: (wr(wv, np.array([wv.count], U64)), nxt)[1]
+    raise CompileError(f"{name} is not emulated")
+
+
+# ----------------------------------------------------------------------------- memory
+def _to_dwords(data: np.ndarray) -> np.ndarray:
+    """uint8 (n, 4k) -> uint32 (n, k)."""
+    return np.ascontiguousarray(data).view("<u4")
+
+
+def _ext(data: np.ndarray, size: int, signed: bool) -> np.ndarray:
+    """uint8 (n, 1|2) -> uint32 (n,) zero/sign-extended."""
+    if size == 1:
+        v = data[:, 0]
+        return v.view(np.int8).astype(np.int32).view(U32) if signed else v.astype(U32)
+    v = np.ascontiguousarray(data).view("<u2")[:, 0]
+    return v.view(np.int16).astype(np.int32).view(U32) if signed else v.astype(U32)
+
+
+def _load_into(wv, dst: Reg, data: np.ndarray, lanes: np.ndarray, spec) -> None:
+    """Write loaded bytes (n, size) to the destination registers of active ``lanes``."""
+    R = wv.v if dst.file == "v" else wv.a
+    size = data.shape[1]
+    ex = spec.extra
+    if ex.get("d16"):
+        v = _ext(data, size, ex.get("signed", False)) & U32(0xFFFF)
+        old = R[dst.index, lanes]
+        if ex.get("d16_hi"):
+            R[dst.index, lanes] = (old & U32(0xFFFF)) | (v << U32(16))
+        else:
+            R[dst.index, lanes] = (old & U32(0xFFFF0000)) | v
+        return
+    if size < 4:
+        R[dst.index, lanes] = _ext(data, size, ex.get("signed", False))
+        return
+    dw = _to_dwords(data)
+    for k in range(dw.shape[1]):
+        R[dst.index + k, lanes] = dw[:, k]
+
+
+def _store_data(wv, src: Reg, lanes: np.ndarray, size: int, d16_hi=False) -> np.ndarray:
+    """Bytes (n, size) to store from the data registers of active ``lanes``."""
+    R = wv.v if src.file == "v" else wv.a
+    if size < 4:
+        v = R[src.index, lanes]
+        if d16_hi:
+            v = v >> U32(16)
+        return np.ascontiguousarray(v.astype(U32)).view(U8).reshape(-1, 4)[:, :size]
+    n = size // 4
+    dw = np.stack([R[src.index + k, lanes] for k in range(n)], axis=1)
+    return np.ascontiguousarray(dw).view(U8).reshape(len(lanes), size)
+
+
+def _active(wv):
+    return LANES[wv.exec_mask] if not wv.exec_all else LANES
+
+
+def compile_smem(inst, spec, ctx, nxt):
+    ops = inst.operands
+    dst = _regs_of(ops[0])
+    size = spec.extra["size"]
+    mem = ctx.mem
+    off_op = base_of(ops[2]) if len(ops) > 2 else Imm(0)
+    off_imm = inst.mod("offset", 0)
+    if isinstance(off_op, Imm):
+        off_r = _const_reader(int(off_op.value) & 0xFFFFFFFF, 32)
+    else:
+        off_r = reader(off_op, "u32", vector_ok=False)
+    base_i = _sgpr_index(ops[1])
+    is_buf = spec.extra.get("buffer")
+    di = _sgpr_index(dst)
+    n = size // 4
+
+    def run(wv):
+        if is_buf:
+            base = (int(wv.s[base_i]) | ((int(wv.s[base_i + 1]) & 0xFFFF) << 32))
+        else:
+            base = int(wv.s[base_i]) | (int(wv.s[base_i + 1]) << 32)
+        off = int(off_r(wv)[0])
+        if off & 0x80000000 and not is_buf and isinstance(off_op, Imm):
+            off -= 1 << 32
+        addr = (base + off + off_imm) & ~3 & ((1 << 64) - 1)
+        if is_buf:
+            nrec = int(wv.s[base_i + 2])
+            o = (off + off_imm) & ~3
+            vals = np.zeros(n, U32)
+            for k in range(n):
+                if o + 4 * k + 4 <= nrec:
+                    vals[k] = np.frombuffer(mem.read_scalar(addr + 4 * k, 4), "<u4")[0]
+        else:
+            vals = np.frombuffer(mem.read_scalar(addr, size), "<u4")
+        wv.s[di:di + n] = vals
+        if di <= EXEC + 1 < di + n or di <= EXEC < di + n:
+            wv.sync_exec()
+        return nxt
+    return run
+
+
+def compile_vmem(inst, spec, ctx, nxt):
+    """FLAT / GLOBAL / SCRATCH loads and stores (CDNA3 ISA guide, "Flat memory instructions")."""
+    ex = spec.extra
+    seg, size, load = ex["seg"], ex["size"], ex["load"]
+    ops = inst.operands
+    if load:
+        dst, vaddr = _regs_of(ops[0]), base_of(ops[1])
+        saddr = base_of(ops[2]) if len(ops) > 2 else Special("off")
+        data_r = None
+    else:
+        vaddr, data_r = base_of(ops[0]), _regs_of(ops[1])
+        saddr = base_of(ops[2]) if len(ops) > 2 else Special("off")
+        dst = None
+    if inst.has_mod("lds"):
+        raise CompileError("LDS DMA through FLAT/GLOBAL is not emulated")
+    offset = int(inst.mod("offset", 0))
+    s_off = isinstance(saddr, Special) and saddr.name == "off"
+    v_off = isinstance(vaddr, Special) and vaddr.name == "off"
+    mem = ctx.mem
+    if seg == "scratch":
+        vr = None if v_off else reader(vaddr, "u32")
+        sr = None if s_off else reader(saddr, "u32", vector_ok=False)
+
+        def addr_fn(wv, lanes):
+            a = np.full(len(lanes), offset, np.int64)
+            if vr is not None:
+                a += np.broadcast_to(vr(wv), (64,))[lanes].astype(np.int64)
+            if sr is not None:
+                a += int(sr(wv)[0])
+            return a & 0xFFFFFFFF
+    elif s_off:
+        vr = reader(vaddr, "u64")
+
+        def addr_fn(wv, lanes):
+            return np.broadcast_to(vr(wv), (64,))[lanes] + U64(offset & 0xFFFFFFFFFFFFFFFF)
+    else:
+        vr = reader(vaddr, "u32")
+        sr = reader(saddr, "u64", vector_ok=False)
+
+        def addr_fn(wv, lanes):
+            return (np.broadcast_to(vr(wv), (64,))[lanes].astype(U64) + sr(wv)[0]
+                    + U64(offset & 0xFFFFFFFFFFFFFFFF))
+
+    def space_read(wv, a, lanes):
+        if seg == "scratch":
+            if wv.scratch is None:
+                raise MemoryFault(int(lanes[0]), int(a[0]), size, "scratch (kernel has no private segment)")
+            return wv.scratch.read(a, size, lanes)
+        if seg == "flat":
+            return _flat(wv, mem, a, lanes, size, None)
+        return mem.read(a, size, lanes)
+
+    def space_write(wv, a, data, lanes):
+        if seg == "scratch":
+            if wv.scratch is None:
+                raise MemoryFault(int(lanes[0]), int(a[0]), size, "scratch (kernel has no private segment)")
+            return wv.scratch.write(a, data, lanes)
+        if seg == "flat":
+            return _flat(wv, mem, a, lanes, size, data)
+        return mem.write(a, data, lanes)
+
+    d16_hi = ex.get("d16_hi", False)
+    if load:
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lanes = _active(wv)
+            data = space_read(wv, addr_fn(wv, lanes), lanes)
+            _load_into(wv, dst, data, lanes, spec)
+            return nxt
+    else:
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lanes = _active(wv)
+            space_write(wv, addr_fn(wv, lanes), _store_data(wv, data_r, lanes, size, d16_hi), lanes)
+            return nxt
+    return run
+
+
+def _flat(wv, mem, a, lanes, size, data):
+    """FLAT access: shared aperture -> LDS, private aperture -> scratch, else global."""
+    hi = (a >> U64(32)).astype(np.int64)
+    sh = hi == SHARED_APERTURE_HI
+    pr = hi == PRIVATE_APERTURE_HI
+    if not sh.any() and not pr.any():
+        return mem.read(a, size, lanes) if data is None else mem.write(a, data, lanes)
+    if sh.all():
+        o = (a & U64(0xFFFFFFFF)).astype(np.int64)
+        return wv.group.lds.read(o, size, lanes) if data is None else wv.group.lds.write(o, data, lanes)
+    if pr.all() and wv.scratch is not None:
+        o = (a & U64(0xFFFFFFFF)).astype(np.int64)
+        return wv.scratch.read(o, size, lanes) if data is None else wv.scratch.write(o, data, lanes)
+    raise MemoryFault(int(lanes[0]), int(a[0]), size, "flat (mixed apertures)")
+
+
+def _atomic_apply(op, old, val, cmp=None, size=4):
+    """One atomic update on Python ints (32/64-bit). Returns the new memory value."""
+    bits = size * 8
+    m = (1 << bits) - 1
+
+    def s(x):
+        return x - (1 << bits) if x >> (bits - 1) else x
+    if op == "add":
+        return (old + val) & m
+    if op == "sub":
+        return (old - val) & m
+    if op == "rsub":
+        return (val - old) & m
+    if op == "swap":
+        return val
+    if op in ("cmpswap", "cmpst"):
+        return val if old == cmp else old
+    if op in ("smin", "min_i32"):
+        return old if s(old) <= s(val) else val
+    if op in ("smax", "max_i32"):
+        return old if s(old) >= s(val) else val
+    if op in ("umin", "min_u32"):
+        return min(old, val)
+    if op in ("umax", "max_u32"):
+        return max(old, val)
+    if op == "and":
+        return old & val
+    if op == "or":
+        return old | val
+    if op == "xor":
+        return old ^ val
+    if op == "inc":
+        return 0 if old >= val else old + 1
+    if op == "dec":
+        return val if (old == 0 or old > val) else old - 1
+    if op in ("add_f32", "min_f32", "max_f32"):
+        a = np.array([old], U32).view(np.float32)
+        b = np.array([val], U32).view(np.float32)
+        r = a + b if op == "add_f32" else (np.fmin(a, b) if op == "min_f32" else np.fmax(a, b))
+        return int(r.astype(np.float32).view(U32)[0])
+    if op in ("add_f64", "min_f64", "max_f64"):
+        a = np.array([old], U64).view(np.float64)
+        b = np.array([val], U64).view(np.float64)
+        r = a + b if op == "add_f64" else (np.fmin(a, b) if op == "min_f64" else np.fmax(a, b))
+        return int(r.view(U64)[0])
+    if op == "pk_add_f16":
+        a = np.array([old], U32).view(np.float16)
+        b = np.array([val], U32).view(np.float16)
+        return int((a + b).view(U32)[0])
+    if op == "pk_add_bf16":
+        a = np.array([old], U32).view(U16).astype(U32) << U32(16)
+        b = np.array([val], U32).view(U16).astype(U32) << U32(16)
+        r = a.view(np.float32) + b.view(np.float32)
+        rb = r.view(U32)
+        rb = (rb + U32(0x7FFF) + ((rb >> U32(16)) & U32(1))) >> U32(16)  # RNE to bf16
+        return int(rb[0]) | (int(rb[1]) << 16)
+    raise CompileError(f"atomic {op}")
+
+
+def compile_vmem_atomic(inst, spec, ctx, nxt):
+    ex = spec.extra
+    op, seg = ex["op"], ex["seg"]
+    size = 8 if (inst.opcode.endswith("_x2") or op.endswith("f64")) else 4
+    ops = inst.operands
+    ret = inst.has_mod("sc0") or inst.has_mod("glc")
+    if ret:
+        dst, vaddr, data, saddr = _regs_of(ops[0]), base_of(ops[1]), _regs_of(ops[2]), base_of(ops[3])
+    else:
+        dst, vaddr, data, saddr = None, base_of(ops[0]), _regs_of(ops[1]), base_of(ops[2])
+    offset = int(inst.mod("offset", 0))
+    mem = ctx.mem
+    s_off = isinstance(saddr, Special) and saddr.name == "off"
+    vr = reader(vaddr, "u64" if s_off else "u32")
+    sr = None if s_off else reader(saddr, "u64", vector_ok=False)
+    nd = size // 4
+    cmp = op == "cmpswap"
+
+    def run(wv):
+        if not wv.exec_any:
+            return nxt
+        lanes = _active(wv)
+        a = np.broadcast_to(vr(wv), (64,))[lanes].astype(U64) + U64(offset)
+        if sr is not None:
+            a = a + sr(wv)[0]
+        for j, ln in enumerate(lanes):
+            aj = a[j:j + 1]
+            old_b = mem.read(aj, size, lanes[j:j + 1]) if seg != "flat" else _flat(wv, mem, aj, lanes[j:j + 1], size, None)
+            old = int.from_bytes(old_b.tobytes(), "little")
+            val = sum(int(wv.v[data.index + k, ln]) << (32 * k) for k in range(nd))
+            cv = sum(int(wv.v[data.index + nd + k, ln]) << (32 * k) for k in range(nd)) if cmp else None
+            new = _atomic_apply(op, old, val, cv, size) if not cmp else (val if old == cv else old)
+            nb = np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size)
+            if seg == "flat":
+                _flat(wv, mem, aj, lanes[j:j + 1], size, nb)
+            else:
+                mem.write(aj, nb, lanes[j:j + 1])
+            if dst is not None:
+                for k in range(nd):
+                    wv.v[dst.index + k, ln] = (old >> (32 * k)) & 0xFFFFFFFF
+        return nxt
+    return run
+
+
+def compile_mubuf(inst, spec, ctx, nxt):
+    """MUBUF with a buffer resource (V#): base, stride, num_records; out-of-range
+    loads return 0 and out-of-range stores are dropped (CDNA3 ISA guide, "Buffer
+    instructions", range checking)."""
+    ex = spec.extra
+    size, load = ex["size"], ex.get("load", False)
+    ops = inst.operands
+    dst_or_data = _regs_of(ops[0])
+    vaddr = base_of(ops[1])
+    rsrc_i = _sgpr_index(ops[2])
+    soff = base_of(ops[3]) if len(ops) > 3 else Imm(0)
+    soff_r = _const_reader(int(soff.value) & 0xFFFFFFFF, 32) if isinstance(soff, Imm) else \
+        reader(soff, "u32", vector_ok=False)
+    offen, idxen = inst.has_mod("offen"), inst.has_mod("idxen")
+    ioff = int(inst.mod("offset", 0))
+    lds = inst.has_mod("lds")
+    mem = ctx.mem
+    v_off = isinstance(vaddr, Special) and vaddr.name == "off"
+    vr = None if v_off else reader(vaddr, "b64" if (offen and idxen) else "u32")
+    is_atomic = spec.kind == "mubuf_atomic"
+
+    def addrs(wv, lanes):
+        r = wv.s[rsrc_i:rsrc_i + 4]
+        base = int(r[0]) | ((int(r[1]) & 0xFFFF) << 32)
+        stride = (int(r[1]) >> 16) & 0x3FFF
+        nrec = int(r[2])
+        add_tid = (int(r[3]) >> 23) & 1
+        so = int(soff_r(wv)[0])
+        v = np.broadcast_to(vr(wv), (64,))[lanes].astype(np.int64) if vr is not None else np.zeros(len(lanes), np.int64)
+        if offen and idxen:
+            vv = np.broadcast_to(vr(wv), (64,))[lanes]
+            idx = (vv & U64(0xFFFFFFFF)).astype(np.int64)
+            off = (vv >> U64(32)).astype(np.int64)
+        elif idxen:
+            idx, off = v & 0xFFFFFFFF, np.zeros(len(lanes), np.int64)
+        elif offen:
+            idx, off = np.zeros(len(lanes), np.int64), v & 0xFFFFFFFF
+        else:
+            idx, off = np.zeros(len(lanes), np.int64), np.zeros(len(lanes), np.int64)
+        if add_tid:
+            idx = idx + lanes
+        off = off + ioff
+        if stride == 0 and not idxen and not add_tid:
+            inr = off + size <= nrec
+        else:
+            inr = idx < nrec
+        a = (np.int64(base) + so + idx * stride + off).astype(U64)
+        return a, inr
+
+    def run(wv):
+        if not wv.exec_any:
+            return nxt
+        lanes = _active(wv)
+        a, inr = addrs(wv, lanes)
+        if is_atomic:
+            raise EmuError(f"{inst.opcode}: buffer atomics are not emulated yet")
+        if load:
+            data = np.zeros((len(lanes), size), U8)
+            if inr.any():
+                data[inr] = mem.read(a[inr], size, lanes[inr])
+            if lds:
+                base = int(wv.s[M0]) & 0xFFFF
+                o = base + ioff + lanes * size if False else base + lanes * size
+                wv.group.lds.write(np.asarray(o, np.int64), data, lanes)
+            else:
+                _load_into(wv, dst_or_data, data, lanes, spec)
+        else:
+            data = _store_data(wv, dst_or_data, lanes, size, ex.get("d16_hi", False))
+            if inr.any():
+                mem.write(a[inr], data[inr], lanes[inr])
+        return nxt
+    return run
+
+
+def _swizzle_map(f):
+    """ds_swizzle_b32 offset -> source lane per lane (None = lane reads 0)."""
+    lane = LANES
+    if isinstance(f, Func) and f.name == "swizzle":
+        mode = f.args[0]
+        if mode == "SWAP":
+            return lane ^ int(f.args[1])
+        if mode == "REVERSE":
+            g = int(f.args[1])
+            return (lane & ~(g - 1)) | ((g - 1) - (lane & (g - 1)))
+        if mode == "BROADCAST":
+            g, ln = int(f.args[1]), int(f.args[2])
+            return (lane & ~(g - 1)) | ln
+        if mode == "QUAD_PERM":
+            p = np.array([int(x) for x in f.args[1:5]])
+            return (lane & ~3) | p[lane & 3]
+        if mode == "BITMASK_PERM":
+            s = f.args[1].strip('"')
+            and_m = or_m = xor_m = 0
+            for k, ch in enumerate(reversed(s)):
+                if ch == "0":
+                    pass
+                elif ch == "1":
+                    or_m |= 1 << k
+                elif ch == "p":
+                    and_m |= 1 << k
+                elif ch == "i":
+                    and_m |= 1 << k
+                    xor_m |= 1 << k
+            return _bitmask_swz(and_m, or_m, xor_m)
+        raise CompileError(f"swizzle mode {mode}")
+    off = int(f)
+    if off & 0x8000:
+        p = [(off >> (2 * k)) & 3 for k in range(4)]
+        return (lane & ~3) | np.array(p)[lane & 3]
+    return _bitmask_swz(off & 0x1F, (off >> 5) & 0x1F, (off >> 10) & 0x1F)
+
+
+def _bitmask_swz(and_m, or_m, xor_m):
+    lane = LANES
+    t = lane & 31
+    return (lane & 32) | (((t & and_m) | or_m) ^ xor_m)
+
+
+def compile_ds(inst, spec, ctx, nxt):
+    """LDS instructions (CDNA3 ISA guide, "Data share operations")."""
+    ex = spec.extra
+    op = ex["op"]
+    size = ex["size"]
+    ops = inst.operands
+    offset = inst.mod("offset", 0)
+    if op == "swizzle":
+        dst = _regs_of(ops[0])
+        src = reader(ops[1], "b32")
+        smap = _swizzle_map(offset)
+
+        def run(wv):
+            x = np.broadcast_to(src(wv), (64,))
+            # lanes whose source lane is inactive read 0
+            v = np.where(wv.exec_mask[smap], x[smap], U32(0))
+            m = _mask_of(wv)
+            if m is None:
+                wv.v[dst.index] = v
+            else:
+                np.copyto(wv.v[dst.index], v, where=m)
+            return nxt
+        return run
+    if op in ("permute", "bpermute"):
+        dst = _regs_of(ops[0])
+        ar = reader(ops[1], "u32")
+        dr = reader(ops[2], "b32")
+        off = int(offset or 0)
+
+        def run(wv):
+            addr = ((np.broadcast_to(ar(wv), (64,)).astype(np.int64) + off) >> 2) & 63
+            data = np.broadcast_to(dr(wv), (64,))
+            act = wv.exec_mask
+            if op == "bpermute":
+                v = np.where(act[addr], data[addr], U32(0))
+            else:
+                v = np.zeros(64, U32)
+                for ln in LANES[act]:
+                    v[addr[ln]] = data[ln]
+            np.copyto(wv.v[dst.index], v, where=act)
+            return nxt
+        return run
+    off0 = int(offset or 0)
+    if op in ("read", "write", "atomic"):
+        if op == "read":
+            dst, ar = _regs_of(ops[0]), reader(ops[1], "u32")
+        elif op == "write":
+            ar, src = reader(ops[0], "u32"), _regs_of(ops[1])
+        else:
+            if ex["ret"]:
+                dst, ar, src = _regs_of(ops[0]), reader(ops[1], "u32"), _regs_of(ops[2])
+            else:
+                dst, ar, src = None, reader(ops[0], "u32"), _regs_of(ops[1])
+            src2 = _regs_of(ops[-1]) if ex["aop"] == "cmpst" else None
+
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lanes = _active(wv)
+            a = np.broadcast_to(ar(wv), (64,))[lanes].astype(np.int64) + off0
+            lds = wv.group.lds
+            if op == "read":
+                _load_into(wv, dst, lds.read(a, size, lanes), lanes, spec)
+            elif op == "write":
+                lds.write(a, _store_data(wv, src, lanes, size, ex.get("d16_hi", False)), lanes)
+            else:
+                lds.check(a, 4, lanes)
+                aop = ex["aop"]
+                for j, ln in enumerate(lanes):
+                    o = int(a[j])
+                    old = int(lds.data[o:o + 4].view("<u4")[0])
+                    if aop == "cmpst":
+                        # ds_cmpst_b32: data0 = compare, data1 = new value
+                        cmpv = int(wv.v[src.index, ln])
+                        newv = int(wv.v[src2.index, ln])
+                        new = newv if old == cmpv else old
+                    else:
+                        new = _atomic_apply(aop, old, int(wv.v[src.index, ln]))
+                    lds.data[o:o + 4] = np.frombuffer(int(new).to_bytes(4, "little"), U8)
+                    if dst is not None:
+                        wv.v[dst.index, ln] = old
+            return nxt
+        return run
+    if op in ("read2", "write2"):
+        o0 = int(inst.mod("offset0", 0))
+        o1 = int(inst.mod("offset1", 0))
+        st = ex["stride"] * size
+        if op == "read2":
+            dst, ar = _regs_of(ops[0]), reader(ops[1], "u32")
+        else:
+            ar, d0, d1 = reader(ops[0], "u32"), _regs_of(ops[1]), _regs_of(ops[2])
+        nd = size // 4
+
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lanes = _active(wv)
+            a = np.broadcast_to(ar(wv), (64,))[lanes].astype(np.int64)
+            lds = wv.group.lds
+            if op == "read2":
+                x = lds.read(a + o0 * st, size, lanes)
+                y = lds.read(a + o1 * st, size, lanes)
+                _load_into(wv, dst, np.concatenate([x, y], axis=1), lanes, spec)
+            else:
+                lds.write(a + o0 * st, _store_data(wv, d0, lanes, size), lanes)
+                lds.write(a + o1 * st, _store_data(wv, d1, lanes, size), lanes)
+            return nxt
+        _ = nd
+        return run
+    raise CompileError(f"DS operation {op}")
+
+
+# ----------------------------------------------------------------------------- MFMA
+def _unpack_elems(raw: np.ndarray, ty: str):
+    """Lane-major uint32 (64, nregs) -> float64/int64 elements (64, n)."""
+    b = np.ascontiguousarray(raw)
+    if ty == "f16":
+        return b.view(np.float16).astype(np.float64)
+    if ty == "bf16":
+        h = b.view(U16).astype(U32) << U32(16)
+        return h.view(np.float32).astype(np.float64)
+    if ty == "f32":
+        return b.view(np.float32).astype(np.float64)
+    if ty == "i8":
+        return b.view(np.int8).astype(np.int64)
+    if ty == "fp8":
+        return _fp8_e4m3(b.view(U8))
+    raise CompileError(f"MFMA element type {ty}")
+
+
+def _fp8_e4m3(x):
+    """OCP-style FNUZ E4M3 (gfx942 fp8): bias 8, 0x80 = NaN, no infinities."""
+    x = x.astype(np.int64)
+    s = np.where(x & 0x80, -1.0, 1.0)
+    e = (x >> 3) & 0xF
+    m = x & 7
+    v = np.where(e == 0, m / 8.0 * 2.0 ** (1 - 8), (1 + m / 8.0) * 2.0 ** (e - 8))
+    v = s * v
+    return np.where(x == 0x80, np.nan, v)
+
+
+def compile_mfma(inst, spec, ctx, nxt):
+    ex = spec.extra
+    M, N, K, ty, acc = ex["M"], ex["N"], ex["K"], ex["ty"], ex["acc"]
+    for m in ("cbsz", "abid", "blgp"):
+        if inst.mod(m, 0):
+            raise CompileError(f"MFMA modifier {m} is not emulated")
+    ops = inst.operands
+    d = _regs_of(ops[0])
+    A, Bop = _regs_of(ops[1]), _regs_of(ops[2])
+    C = base_of(ops[3])
+    nlg = 64 // M
+    KL = K // nlg
+    nacc = M * N // 64
+    Ai = np.zeros((M, K), np.int64)
+    Ak = np.zeros((M, K), np.int64)
+    for i in range(M):
+        for k in range(K):
+            Ai[i, k] = i + M * (k // KL)
+            Ak[i, k] = k % KL
+    Bl = np.zeros((K, N), np.int64)
+    Bk = np.zeros((K, N), np.int64)
+    for k in range(K):
+        for j in range(N):
+            Bl[k, j] = j + N * (k // KL)
+            Bk[k, j] = k % KL
+    Dl = np.zeros((M, N), np.int64)
+    Dk = np.zeros((M, N), np.int64)
+    for i in range(M):
+        for j in range(N):
+            g = i // 4
+            Dl[i, j] = j + N * (g % (64 // N))
+            Dk[i, j] = i % 4 + 4 * (g // (64 // N))
+
+    def regs(wv, r):
+        F = wv.v if r.file == "v" else wv.a
+        return F[r.index:r.index + r.count].T  # (64, count)
+
+    cconst = None
+    if isinstance(C, Imm):
+        cconst = imm_bits(C.value, acc, C.text)
+
+    def run(wv):
+        ea = _unpack_elems(regs(wv, A), ty)
+        eb = _unpack_elems(regs(wv, Bop), ty)
+        Am = ea[Ai, Ak]
+        Bm = eb[Bl, Bk]
+        if cconst is not None:
+            cm = np.full((64, nacc), cconst, U32)
+        else:
+            cm = np.ascontiguousarray(regs(wv, C))
+        if acc == "f32":
+            cv = cm.view(np.float32).astype(np.float64)[Dl, Dk]
+            Dm = (cv + Am @ Bm).astype(np.float32).view(U32)
+        else:
+            cv = cm.view(np.int32).astype(np.int64)[Dl, Dk]
+            Dm = ((cv + Am @ Bm) & 0xFFFFFFFF).astype(U32)
+        out = np.zeros((64, nacc), U32)
+        out[Dl, Dk] = Dm
+        F = wv.v if d.file == "v" else wv.a
+        F[d.index:d.index + nacc] = out.T
+        return nxt
+    return run
+
+
+# ----------------------------------------------------------------------------- compile
+def _simple(kind):
+    def comp(inst, spec, ctx, nxt):
+        if kind == "nop":
+            return lambda wv: nxt
+        if kind == "barrier":
+            def run(wv):
+                wv.pc = nxt
+                return BARRIER
+            return run
+        if kind == "endpgm":
+            def run(wv):
+                wv.done = True
+                return ENDPGM
+            return run
+        raise CompileError(kind)
+    return comp
+
+
+COMPILERS = {
+    "valu": compile_valu, "vopc": compile_vopc, "vop3p": compile_vop3p, "salu": compile_salu,
+    "sopc": compile_sopc, "branch": compile_branch, "lane": compile_lane, "sys": compile_sys,
+    "smem": compile_smem, "vmem": compile_vmem, "vmem_atomic": compile_vmem_atomic,
+    "mubuf": compile_mubuf, "mubuf_atomic": compile_mubuf, "ds": compile_ds, "mfma": compile_mfma,
+    "nop": _simple("nop"), "barrier": _simple("barrier"), "endpgm": _simple("endpgm"),
+}
+
+
+def _failing(msg):
+    def run(wv):
+        raise EmuError(msg)
+    return run
+
+
+class Program:
+    """A kernel compiled to closures: ``code[i]`` runs ``insts[i]``."""
+
+    def __init__(self, kernel, mem):
+        self.kernel = kernel
+        self.insts = list(kernel.instructions())
+        labels = {}
+        idx = 0
+        for b in kernel.blocks:
+            if b.label:
+                labels[b.label] = idx
+            idx += len(b.instructions)
+        # also allow branches to the end (label after the last instruction)
+        addresses = [i.address for i in self.insts]
+        self.ctx = Context(mem, labels, addresses)
+        self.code = []
+        for n, inst in enumerate(self.insts):
+            self.code.append(self._compile(inst, n + 1))
+        self.code.append(_failing(f"kernel {kernel.name}: execution ran past the last instruction "
+                                  "without s_endpgm"))
+
+    def _compile(self, inst, nxt):
+        spec = lookup(inst.opcode)
+        where = f"kernel {self.kernel.name}, {self.where(nxt - 1)}: "
+        if spec is None:
+            return _failing(where + f"instruction '{inst.text()}' has no semantics in the emulator")
+        comp = COMPILERS.get(spec.kind)
+        if comp is None:
+            return _failing(where + f"instruction '{inst.text()}' (kind {spec.kind}) is not emulated")
+        try:
+            return comp(inst, spec, self.ctx, nxt)
+        except CompileError as e:
+            return _failing(where + f"instruction '{inst.text()}' cannot be emulated: {e}")
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            return _failing(where + f"instruction '{inst.text()}' cannot be emulated: "
+                            f"{type(e).__name__}: {e}")
+
+    def where(self, i: int) -> str:
+        """``pc 0x1c (#7)`` for instruction index ``i``."""
+        if 0 <= i < len(self.insts):
+            a = self.insts[i].address
+            line = self.insts[i].line
+            s = f"pc {a:#x}" if a is not None else (f"line {line}" if line else "")
+            return f"{s} (instruction #{i})".strip()
+        return f"instruction #{i}"
+
+    def run_wave(self, wv, limit: int) -> int:
+        """Run ``wv`` until s_barrier / s_endpgm; returns BARRIER or ENDPGM."""
+        code = self.code
+        pc = wv.pc
+        n = 0
+        try:
+            while pc >= 0:
+                pc_cur = pc
+                pc = code[pc](wv)
+                n += 1
+                if n > limit:
+                    raise EmuError(f"kernel {self.kernel.name}: more than {limit} instructions in "
+                                   f"one wave (runaway loop?) at {self.where(pc_cur)}")
+        except MemoryFault as e:
+            inst = self.insts[pc_cur]
+            raise EmuError(f"kernel {self.kernel.name}, {self.where(pc_cur)}, '{inst.text()}': "
+                           f"lane {e.lane}: {e}") from None
+        finally:
+            wv.count += n
+        if pc == ENDPGM:
+            wv.done = True
+        return pc

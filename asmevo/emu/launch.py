@@ -1,0 +1,423 @@
+"""Kernel launch per LLVM AMDGPUUsage (code object v5, gfx942, wave64).
+
+* kernarg segment: explicit arguments at their metadata ``.offset`` (buffers as
+  8-byte pointers, scalars as their bytes); hidden arguments filled by
+  ``.value_kind`` (``hidden_block_count_*``, ``hidden_group_size_*``,
+  ``hidden_remainder_*``, ``hidden_global_offset_*``, ``hidden_grid_dims``;
+  pointer-like hidden arguments are null);
+* dispatch packet (``hsa_kernel_dispatch_packet_t``, 64 bytes) for the dispatch
+  pointer; a zeroed 256-byte region for the queue pointer;
+* initial SGPRs, in order: private segment buffer (4), dispatch ptr (2), queue
+  ptr (2), kernarg segment ptr (2), dispatch id (2), flat scratch init (2),
+  private segment size (1), preloaded kernarg dwords; then, from SGPR
+  ``user_sgpr_count``: workgroup id x, y, z, workgroup info, private segment
+  wave offset -- each only if enabled in the kernel descriptor;
+* v0 = work-item ids packed 10 bits each (x | y << 10 | z << 20), as on
+  gfx90a/gfx942; EXEC = the lanes that hold work items.
+
+Workgroups run one after another; the waves of a workgroup run round-robin
+between ``s_barrier`` s.  Everything is deterministic.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import AsmevoError
+from .executor import BARRIER, ENDPGM, Program
+from .memory import EmuError, GlobalMemory, ScratchMemory
+from .state import Wave, Workgroup
+
+# .amdhsa_* directive -> KernelDescriptor attribute
+_DIRECTIVE_FIELDS = {
+    ".amdhsa_group_segment_fixed_size": "group_segment_fixed_size",
+    ".amdhsa_private_segment_fixed_size": "private_segment_fixed_size",
+    ".amdhsa_kernarg_size": "kernarg_size",
+    ".amdhsa_user_sgpr_count": "user_sgpr_count",
+    ".amdhsa_user_sgpr_private_segment_buffer": "enable_sgpr_private_segment_buffer",
+    ".amdhsa_user_sgpr_dispatch_ptr": "enable_sgpr_dispatch_ptr",
+    ".amdhsa_user_sgpr_queue_ptr": "enable_sgpr_queue_ptr",
+    ".amdhsa_user_sgpr_kernarg_segment_ptr": "enable_sgpr_kernarg_segment_ptr",
+    ".amdhsa_user_sgpr_dispatch_id": "enable_sgpr_dispatch_id",
+    ".amdhsa_user_sgpr_flat_scratch_init": "enable_sgpr_flat_scratch_init",
+    ".amdhsa_user_sgpr_private_segment_size": "enable_sgpr_private_segment_size",
+    ".amdhsa_user_sgpr_kernarg_preload_length": "kernarg_preload_spec_length",
+    ".amdhsa_user_sgpr_kernarg_preload_offset": "kernarg_preload_spec_offset",
+    ".amdhsa_enable_private_segment": "enable_private_segment",
+    ".amdhsa_system_sgpr_private_segment_wavefront_offset": "enable_private_segment",
+    ".amdhsa_system_sgpr_workgroup_id_x": "enable_sgpr_workgroup_id_x",
+    ".amdhsa_system_sgpr_workgroup_id_y": "enable_sgpr_workgroup_id_y",
+    ".amdhsa_system_sgpr_workgroup_id_z": "enable_sgpr_workgroup_id_z",
+    ".amdhsa_system_sgpr_workgroup_info": "enable_sgpr_workgroup_info",
+    ".amdhsa_system_vgpr_workitem_id": "enable_vgpr_workitem_id",
+    ".amdhsa_uses_dynamic_stack": "uses_dynamic_stack",
+}
+_DEFAULTS = {v: 0 for v in _DIRECTIVE_FIELDS.values()}
+_DEFAULTS["enable_sgpr_workgroup_id_x"] = 1
+
+
+@dataclass
+class KernelConfig:
+    """What the launcher needs from the kernel descriptor and the metadata."""
+
+    name: str
+    fields: dict
+    meta: dict
+
+    def f(self, name: str) -> int:
+        return int(self.fields.get(name, _DEFAULTS.get(name, 0)) or 0)
+
+    @property
+    def args(self) -> list[dict]:
+        return list(self.meta.get(".args", []) or [])
+
+    @property
+    def explicit_args(self) -> list[dict]:
+        return [a for a in self.args if not str(a.get(".value_kind", "")).startswith("hidden_")]
+
+
+def _meta_dict(m) -> dict | None:
+    if m is None:
+        return None
+    if isinstance(m, dict):
+        return m
+    raw = getattr(m, "raw", None)
+    return raw if isinstance(raw, dict) else None
+
+
+def kernel_config(module, kernel) -> KernelConfig:
+    """Collect descriptor fields and metadata for ``kernel`` from whatever the
+    module carries: ``Kernel.descriptor``/``Kernel.metadata`` (code objects), the
+    code object's tables, or ``.amdhsa_kernel`` + ``.amdgpu_metadata`` text.
+
+    Raises:
+        AsmevoError: no metadata for the kernel (the launch needs ``.args``).
+    """
+    fields: dict = {}
+    meta = _meta_dict(getattr(kernel, "metadata", None))
+    desc = getattr(kernel, "descriptor", None)
+    co = getattr(module, "code_object", None)
+    if co is not None:
+        for k in getattr(co, "kernels", []) or []:
+            if getattr(k, "name", None) == kernel.name:
+                desc = desc or getattr(k, "descriptor", None)
+                meta = meta or _meta_dict(getattr(k, "metadata", None))
+        if meta is None and getattr(co, "metadata", None) is not None:
+            km = co.metadata.kernel(kernel.name)
+            meta = _meta_dict(km)
+    if desc is not None:
+        for attr in set(_DIRECTIVE_FIELDS.values()):
+            if hasattr(desc, attr):
+                fields[attr] = getattr(desc, attr)
+    else:
+        ak = module.amdhsa_kernel(kernel.name) if hasattr(module, "amdhsa_kernel") else None
+        if ak is not None:
+            for d, v in ak.fields.items():
+                if d in _DIRECTIVE_FIELDS:
+                    try:
+                        fields[_DIRECTIVE_FIELDS[d]] = int(str(v), 0)
+                    except ValueError:
+                        pass
+    if meta is None:
+        meta = _metadata_from_text(module, kernel.name)
+    if meta is None:
+        raise AsmevoError(f"kernel {kernel.name}: no AMDGPU metadata (.amdgpu_metadata / "
+                          "NT_AMDGPU_METADATA) to describe its arguments", file=module.source)
+    if "user_sgpr_count" not in fields:
+        n = 0
+        for a, c in (("enable_sgpr_private_segment_buffer", 4), ("enable_sgpr_dispatch_ptr", 2),
+                     ("enable_sgpr_queue_ptr", 2), ("enable_sgpr_kernarg_segment_ptr", 2),
+                     ("enable_sgpr_dispatch_id", 2), ("enable_sgpr_flat_scratch_init", 2),
+                     ("enable_sgpr_private_segment_size", 1)):
+            n += c * int(fields.get(a, 0))
+        fields["user_sgpr_count"] = n + int(fields.get("kernarg_preload_spec_length", 0))
+    if "group_segment_fixed_size" not in fields and meta.get(".group_segment_fixed_size") is not None:
+        fields["group_segment_fixed_size"] = meta[".group_segment_fixed_size"]
+    if "private_segment_fixed_size" not in fields and meta.get(".private_segment_fixed_size") is not None:
+        fields["private_segment_fixed_size"] = meta[".private_segment_fixed_size"]
+    return KernelConfig(kernel.name, fields, meta)
+
+
+def _metadata_from_text(module, name):
+    import yaml
+    from ..ir.module import MetadataBlock
+    for it in module.items:
+        if isinstance(it, MetadataBlock):
+            try:
+                doc = yaml.safe_load(it.text)
+            except yaml.YAMLError as e:
+                raise AsmevoError(f"cannot read .amdgpu_metadata: {e}", file=module.source,
+                                  line=it.line) from None
+            for k in (doc or {}).get("amdhsa.kernels", []) or []:
+                if k.get(".name") == name:
+                    return k
+    return None
+
+
+@dataclass
+class Arg:
+    """One explicit kernel argument of a launch.
+
+    ``kind`` is ``"buffer"`` (``data``: a numpy array, copied into emulated
+    memory) or ``"scalar"`` (``value`` with numpy ``dtype``).  ``role``: ``in``,
+    ``out`` or ``inout`` (outputs are read back; writes to ``in`` buffers are
+    recorded in :attr:`RunResult.writes_outside`)."""
+
+    name: str
+    kind: str
+    dtype: str
+    data: np.ndarray | None = None
+    value: float | int | None = None
+    role: str = "in"
+
+
+@dataclass
+class Launch:
+    """Grid (workgroups per dimension), block (work items per dimension), arguments."""
+
+    block: tuple
+    grid: tuple
+    args: list
+    dynamic_lds: int = 0
+    max_instructions_per_wave: int = 50_000_000
+
+
+@dataclass
+class RunResult:
+    """Result of :func:`run_kernel`.
+
+    Attributes:
+        outputs: final contents of every buffer argument (name -> array of its dtype).
+        writes_outside: ``(region, byte offset, size)`` of stores into buffers that
+            are not ``out``/``inout`` (inputs, kernarg segment, dispatch packet);
+            at most 16 entries per store instruction.
+        waves, instructions: waves run and wave-instructions executed.
+        lane_instructions: instructions x 64 (the lanes of a wave64 issue).
+        seconds: wall time of the run.
+    """
+
+    outputs: dict
+    writes_outside: list
+    waves: int = 0
+    instructions: int = 0
+    lane_instructions: int = 0
+    seconds: float = 0.0
+    kernarg: bytes = b""
+    buffer_addresses: dict = field(default_factory=dict)
+
+
+def _hidden_value(kind: str, launch: Launch) -> int | None:
+    bx, by, bz = launch.block
+    gx, gy, gz = launch.grid
+    table = {
+        "hidden_block_count_x": gx, "hidden_block_count_y": gy, "hidden_block_count_z": gz,
+        "hidden_group_size_x": bx, "hidden_group_size_y": by, "hidden_group_size_z": bz,
+        "hidden_remainder_x": 0, "hidden_remainder_y": 0, "hidden_remainder_z": 0,
+        "hidden_global_offset_x": 0, "hidden_global_offset_y": 0, "hidden_global_offset_z": 0,
+        "hidden_grid_dims": 3 if gz * bz > 1 else (2 if gy * by > 1 else 1),
+        "hidden_dynamic_lds_size": launch.dynamic_lds,
+    }
+    return table.get(kind)
+
+
+def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
+    """Kernarg segment bytes (see module docstring).
+
+    Raises:
+        AsmevoError: argument count/size mismatch between the launch and the metadata.
+    """
+    exp = cfg.explicit_args
+    if len(exp) != len(launch.args):
+        raise AsmevoError(f"kernel {cfg.name} has {len(exp)} explicit arguments "
+                          f"({', '.join(str(a.get('.name', '?')) for a in exp)}); the harness gives "
+                          f"{len(launch.args)}")
+    size = int(cfg.meta.get(".kernarg_segment_size") or 0)
+    end = max([int(a.get(".offset", 0)) + int(a.get(".size", 0)) for a in cfg.args] + [size, 0])
+    buf = bytearray((end + 255) // 256 * 256 or 256)
+    for m, a in zip(exp, launch.args):
+        off, sz = int(m.get(".offset", 0)), int(m.get(".size", 0))
+        vk = m.get(".value_kind", "")
+        if a.kind == "buffer":
+            if vk not in ("global_buffer", "dynamic_shared_pointer") and sz != 8:
+                raise AsmevoError(f"kernel {cfg.name}: argument {a.name} is a buffer in the harness "
+                                  f"but '{vk}' of {sz} bytes in the metadata")
+            struct.pack_into("<Q", buf, off, addresses[a.name])
+        else:
+            b = np.array([a.value]).astype(np.dtype(a.dtype)).tobytes()
+            if len(b) != sz:
+                raise AsmevoError(f"kernel {cfg.name}: scalar argument {a.name} is {a.dtype} "
+                                  f"({len(b)} bytes) in the harness but {sz} bytes in the metadata")
+            buf[off:off + sz] = b
+    for m in cfg.args:
+        vk = str(m.get(".value_kind", ""))
+        if not vk.startswith("hidden_"):
+            continue
+        v = _hidden_value(vk, launch)
+        if v is None:
+            continue  # pointers and ids the emulator does not provide stay 0 (null)
+        off, sz = int(m.get(".offset", 0)), int(m.get(".size", 0))
+        buf[off:off + sz] = int(v).to_bytes(sz, "little")
+    return bytes(buf)
+
+
+def dispatch_packet(launch: Launch, cfg: KernelConfig, kernarg_addr: int) -> bytes:
+    """hsa_kernel_dispatch_packet_t (64 bytes)."""
+    bx, by, bz = launch.block
+    gx, gy, gz = launch.grid
+    dims = 3 if gz * bz > 1 else (2 if gy * by > 1 else 1)
+    return struct.pack("<HHHHHHIIIIIQQQQ", 2, dims, bx, by, bz, 0, gx * bx, gy * by, gz * bz,
+                       cfg.f("private_segment_fixed_size"),
+                       cfg.f("group_segment_fixed_size") + launch.dynamic_lds, 0, kernarg_addr, 0, 0)
+
+
+def run_kernel(module, kernel_name: str, launch: Launch, *, program: Program | None = None) -> RunResult:
+    """Run ``kernel_name`` of ``module`` (an asmevo Module) on ``launch``.
+
+    Raises:
+        AsmevoError: unknown kernel, launch/metadata mismatch.
+        EmuError: a fault during emulation (bad address, instruction without
+            semantics, runaway loop), naming kernel, pc, instruction and lane.
+    """
+    try:
+        kernel = module.kernel(kernel_name)
+    except KeyError as e:
+        raise AsmevoError(str(e.args[0]), file=module.source) from None
+    cfg = kernel_config(module, kernel)
+    block = tuple(int(x) for x in launch.block) + (1,) * (3 - len(launch.block))
+    grid = tuple(int(x) for x in launch.grid) + (1,) * (3 - len(launch.grid))
+    launch.block, launch.grid = block, grid
+    if min(block) < 1 or min(grid) < 1 or block[0] * block[1] * block[2] > 1024:
+        raise AsmevoError(f"bad launch shape block={block} grid={grid}")
+    reqd = cfg.meta.get(".reqd_workgroup_size")
+    if reqd and tuple(reqd) != block:
+        raise AsmevoError(f"kernel {kernel_name} requires workgroup size {tuple(reqd)}, the launch "
+                          f"gives {block}")
+    mem = GlobalMemory()
+    addresses = {}
+    out_names = set()
+    for a in launch.args:
+        if a.kind == "buffer":
+            addresses[a.name] = mem.map(a.name, np.ascontiguousarray(a.data))
+            r = mem.regions[-1]
+            r.watch = a.role not in ("out", "inout")
+            if not r.watch:
+                out_names.add(a.name)
+    kernarg = build_kernarg(cfg, launch, addresses)
+    ka_addr = mem.map("__kernarg", kernarg)
+    mem.regions[-1].watch = True
+    dp_addr = mem.map("__dispatch_packet", dispatch_packet(launch, cfg, ka_addr))
+    mem.regions[-1].watch = True
+    q_addr = mem.map("__queue", 256)
+    mem.regions[-1].watch = True
+    prog = program or Program(kernel, mem)
+    if program is not None:
+        prog.ctx.mem = mem
+        _rebind(prog, mem)
+    lds_bytes = cfg.f("group_segment_fixed_size") + launch.dynamic_lds
+    priv = cfg.f("private_segment_fixed_size")
+    nthreads = block[0] * block[1] * block[2]
+    nwaves = (nthreads + 63) // 64
+    tid = np.arange(nthreads)
+    tx, ty, tz = tid % block[0], (tid // block[0]) % block[1], tid // (block[0] * block[1])
+    packed = (tx | (ty << 10) | (tz << 20)).astype(np.uint32)
+    t0 = time.perf_counter()
+    total = 0
+    waves_run = 0
+    with np.errstate(all="ignore"):
+        for gz in range(grid[2]):
+            for gy in range(grid[1]):
+                for gx in range(grid[0]):
+                    wg = Workgroup((gx, gy, gz), lds_bytes)
+                    waves = []
+                    for w in range(nwaves):
+                        wv = Wave(wg, w, ScratchMemory(priv) if priv > 0 else None)
+                        _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, (gx, gy, gz),
+                                   packed[w * 64:(w + 1) * 64], priv)
+                        waves.append(wv)
+                    _run_group(prog, waves, launch.max_instructions_per_wave)
+                    total += sum(wv.count for wv in waves)
+                    waves_run += len(waves)
+    dt = time.perf_counter() - t0
+    outputs = {}
+    for a in launch.args:
+        if a.kind == "buffer":
+            r = mem.region(a.name)
+            n = np.ascontiguousarray(a.data).nbytes
+            outputs[a.name] = r.data[:n].view(np.dtype(a.dtype)).copy() if n else \
+                np.zeros(0, np.dtype(a.dtype))
+    return RunResult(outputs, list(mem.writes_outside), waves_run, total, total * 64, dt, kernarg,
+                     addresses)
+
+
+def _rebind(prog, mem):
+    # closures captured ctx.mem at compile time; recompile against the new memory
+    prog.__init__(prog.kernel, mem)
+
+
+def _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid, ids, priv):
+    s = wv.s
+    i = 0
+
+    def put64(v):
+        nonlocal i
+        s[i] = v & 0xFFFFFFFF
+        s[i + 1] = v >> 32
+        i += 2
+    if cfg.f("enable_sgpr_private_segment_buffer"):
+        # V# of the private segment: base 0 (scratch is per-lane in the emulator)
+        s[i:i + 4] = 0
+        i += 4
+    if cfg.f("enable_sgpr_dispatch_ptr"):
+        put64(dp_addr)
+    if cfg.f("enable_sgpr_queue_ptr"):
+        put64(q_addr)
+    if cfg.f("enable_sgpr_kernarg_segment_ptr"):
+        put64(ka_addr)
+    if cfg.f("enable_sgpr_dispatch_id"):
+        put64(0)
+    if cfg.f("enable_sgpr_flat_scratch_init"):
+        put64(0)
+    if cfg.f("enable_sgpr_private_segment_size"):
+        s[i] = priv
+        i += 1
+    n = cfg.f("kernarg_preload_spec_length")
+    if n:
+        off = cfg.f("kernarg_preload_spec_offset") * 4
+        words = np.frombuffer(kernarg[off:off + 4 * n].ljust(4 * n, b"\0"), "<u4")
+        s[i:i + n] = words
+        i += n
+    j = cfg.f("user_sgpr_count") if cfg.f("user_sgpr_count") else i
+    for axis, en in enumerate(("enable_sgpr_workgroup_id_x", "enable_sgpr_workgroup_id_y",
+                               "enable_sgpr_workgroup_id_z")):
+        if cfg.f(en):
+            s[j] = wgid[axis]
+            j += 1
+    if cfg.f("enable_sgpr_workgroup_info"):
+        s[j] = 0
+        j += 1
+    if cfg.f("enable_private_segment"):
+        s[j] = 0  # private segment wave offset: scratch is per-lane storage here
+        j += 1
+    nl = len(ids)
+    wv.v[0, :nl] = ids
+    mask = np.zeros(64, bool)
+    mask[:nl] = True
+    wv.set_exec(mask)
+
+
+def _run_group(prog, waves, limit):
+    """Round-robin the waves of one workgroup between barriers."""
+    live = list(waves)
+    while live:
+        at_barrier = []
+        for wv in live:
+            r = prog.run_wave(wv, limit)
+            if r == BARRIER:
+                at_barrier.append(wv)
+            elif r != ENDPGM:
+                raise EmuError(f"kernel {prog.kernel.name}: wave stopped unexpectedly")
+        live = at_barrier

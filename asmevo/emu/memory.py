@@ -1,0 +1,187 @@
+"""Emulated memory: a 64-bit global address space of named buffers, plus LDS and scratch.
+
+Global buffers are placed at distinct 256-byte-aligned, non-zero addresses with
+unmapped guard gaps between them.  Every access is checked: a lane that touches
+bytes outside any mapped buffer raises :class:`MemoryFault`, which the executor
+turns into an :class:`EmuError` naming kernel, pc, instruction, lane and address.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import AsmevoError
+
+BASE = 0x1_0000_0000          # first buffer address (above 4 GiB: exercises 64-bit math)
+ALIGN = 256
+GUARD = 0x1000                # unmapped bytes after every buffer
+
+
+class EmuError(AsmevoError):
+    """The emulated program did something that cannot be emulated (bad address,
+    instruction without semantics, runaway loop)."""
+
+
+class MemoryFault(Exception):
+    """An access outside every mapped region (internal; converted to EmuError)."""
+
+    def __init__(self, lane: int, addr: int, size: int, space: str):
+        super().__init__(f"{space} access of {size} bytes at {addr:#x} (lane {lane}) is outside "
+                         f"every mapped buffer")
+        self.lane, self.addr, self.size, self.space = lane, addr, size, space
+
+
+@dataclass
+class Region:
+    """One mapped buffer: ``name``, base ``addr`` (bytes), ``data`` (np.uint8, owned)."""
+
+    name: str
+    addr: int
+    data: np.ndarray
+    writable: bool = True
+
+    @property
+    def end(self) -> int:
+        return self.addr + len(self.data)
+
+
+class GlobalMemory:
+    """Sparse 64-bit global address space made of :class:`Region` s."""
+
+    def __init__(self):
+        self.regions: list[Region] = []
+        self._next = BASE
+        self._bases = np.zeros(0, np.uint64)
+        self.writes_outside: list[tuple[str, int, int]] = []  # (region, offset, size) for non-output
+
+    def map(self, name: str, data: bytes | np.ndarray, *, writable: bool = True) -> int:
+        """Map a copy of ``data`` (or a zero-filled buffer if ``data`` is an int size) and
+        return its address (256-byte aligned, never 0)."""
+        if isinstance(data, int):
+            arr = np.zeros(max(data, 1), np.uint8)
+        else:
+            arr = np.frombuffer(bytes(data), np.uint8).copy() if not isinstance(data, np.ndarray) \
+                else np.ascontiguousarray(data).view(np.uint8).reshape(-1).copy()
+            if arr.size == 0:
+                arr = np.zeros(1, np.uint8)
+        addr = self._next
+        self.regions.append(Region(name, addr, arr, writable))
+        self._next = (addr + arr.size + GUARD + ALIGN - 1) // ALIGN * ALIGN
+        self._bases = np.array([r.addr for r in self.regions], np.uint64)
+        return addr
+
+    def region(self, name: str) -> Region:
+        for r in self.regions:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def _locate(self, addrs: np.ndarray, size: int, lanes: np.ndarray):
+        """Region index per address; raises MemoryFault on the first bad lane."""
+        idx = np.searchsorted(self._bases, addrs, side="right").astype(np.int64) - 1
+        ok = idx >= 0
+        ends = np.array([r.end for r in self.regions], np.uint64)
+        safe = np.where(ok, idx, 0)
+        ok &= addrs + np.uint64(size) <= ends[safe] if len(self.regions) else False
+        if not np.all(ok):
+            bad = int(np.argmin(ok))
+            raise MemoryFault(int(lanes[bad]), int(addrs[bad]), size, "global")
+        return safe
+
+    def read(self, addrs: np.ndarray, size: int, lanes: np.ndarray) -> np.ndarray:
+        """Bytes at ``addrs`` (uint64, one per active lane) -> uint8 array (n, size)."""
+        if addrs.size == 0:
+            return np.zeros((0, size), np.uint8)
+        idx = self._locate(addrs, size, lanes)
+        out = np.empty((addrs.size, size), np.uint8)
+        ar = np.arange(size)
+        for ri in np.unique(idx):
+            r = self.regions[ri]
+            sel = idx == ri
+            off = (addrs[sel] - np.uint64(r.addr)).astype(np.int64)
+            out[sel] = r.data[off[:, None] + ar]
+        return out
+
+    def write(self, addrs: np.ndarray, data: np.ndarray, lanes: np.ndarray) -> None:
+        """Store ``data`` (uint8 (n, size)) at ``addrs``; later lanes win on overlap."""
+        if addrs.size == 0:
+            return
+        size = data.shape[1]
+        idx = self._locate(addrs, size, lanes)
+        ar = np.arange(size)
+        for ri in np.unique(idx):
+            r = self.regions[ri]
+            if not r.writable:
+                raise MemoryFault(int(lanes[np.argmax(idx == ri)]), int(addrs[idx == ri][0]), size,
+                                  f"store to read-only region {r.name}:")
+            sel = idx == ri
+            off = (addrs[sel] - np.uint64(r.addr)).astype(np.int64)
+            r.data[off[:, None] + ar] = data[sel]
+            if r.name.startswith("__"):
+                pass
+            self.on_write(r, off, size)
+
+    def on_write(self, region: Region, offsets: np.ndarray, size: int) -> None:
+        """Hook: record writes to regions that are not declared outputs."""
+        if getattr(region, "watch", False):
+            for o in offsets[:16]:
+                self.writes_outside.append((region.name, int(o), size))
+
+    def read_scalar(self, addr: int, size: int) -> bytes:
+        """``size`` bytes at one address (SMEM)."""
+        a = np.array([addr], np.uint64)
+        return self.read(a, size, np.array([0])).tobytes()
+
+
+class LocalMemory:
+    """Per-lane-addressed flat byte array (LDS of a workgroup, or one lane's scratch)."""
+
+    def __init__(self, size: int, space: str):
+        self.data = np.zeros(max(size, 0), np.uint8)
+        self.space = space
+
+    def check(self, offs: np.ndarray, size: int, lanes: np.ndarray) -> None:
+        bad = (offs < 0) | (offs + size > self.data.size)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise MemoryFault(int(lanes[i]), int(offs[i]), size, self.space)
+
+    def read(self, offs: np.ndarray, size: int, lanes: np.ndarray) -> np.ndarray:
+        offs = offs.astype(np.int64)
+        self.check(offs, size, lanes)
+        return self.data[offs[:, None] + np.arange(size)]
+
+    def write(self, offs: np.ndarray, data: np.ndarray, lanes: np.ndarray) -> None:
+        offs = offs.astype(np.int64)
+        size = data.shape[1]
+        self.check(offs, size, lanes)
+        self.data[offs[:, None] + np.arange(size)] = data
+
+
+class ScratchMemory:
+    """Private (scratch) memory of one wave: ``per_lane`` bytes for each of 64 lanes.
+
+    Scratch addresses (``scratch_*`` offsets, or flat addresses in the private
+    aperture) are per-lane byte offsets into that lane's private segment."""
+
+    def __init__(self, per_lane: int):
+        self.per_lane = per_lane
+        self.data = np.zeros((64, max(per_lane, 0)), np.uint8)
+
+    def _check(self, offs, size, lanes):
+        bad = (offs < 0) | (offs + size > self.per_lane)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise MemoryFault(int(lanes[i]), int(offs[i]), size, "scratch")
+
+    def read(self, offs: np.ndarray, size: int, lanes: np.ndarray) -> np.ndarray:
+        offs = offs.astype(np.int64)
+        self._check(offs, size, lanes)
+        return self.data[lanes[:, None], offs[:, None] + np.arange(size)]
+
+    def write(self, offs: np.ndarray, data: np.ndarray, lanes: np.ndarray) -> None:
+        offs = offs.astype(np.int64)
+        self._check(offs, data.shape[1], lanes)
+        self.data[lanes[:, None], offs[:, None] + np.arange(data.shape[1])] = data

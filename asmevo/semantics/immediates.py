@@ -1,0 +1,49 @@
+"""Immediate operands -> bit patterns of the operand's type (shared by both backends).
+
+Rules (CDNA3 ISA guide, "Inline constants" and "Literal constants"; LLVM
+AMDGPUAsmGFX940 operand docs):
+
+* integer inline constants (-16..64) are integers whatever the operand type
+  (an ``f32`` operand ``1`` is the bit pattern 0x00000001); for 64-bit operands
+  they are sign-extended;
+* floating inline constants (0.5, 1.0, 2.0, 4.0, their negatives, 1/(2*pi))
+  are encoded in the operand's format (binary16/32/64; integer and bit types
+  take the format of their width);
+* a 32-bit literal for a 64-bit floating-point operand supplies the high 32
+  bits (the low 32 bits are zero); for 64-bit integer operands it is
+  sign-extended as written.
+"""
+
+from __future__ import annotations
+
+import struct
+
+INV_2PI = {16: 0x3118, 32: 0x3E22F983, 64: 0x3FC45F306DC9C882}
+
+
+def float_bits(x: float, bits: int) -> int:
+    """IEEE bit pattern of ``x`` in binary16/32/64."""
+    if bits == 16:
+        return struct.unpack("<H", struct.pack("<e", x))[0]
+    if bits == 32:
+        return struct.unpack("<I", struct.pack("<f", x))[0]
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def imm_bits(value, ty: str, text: str = "") -> int:
+    """Bit pattern (unsigned, width of ``ty``) of an immediate used as an operand of type ``ty``.
+
+    ``ty`` is a registry type name (``f32``, ``b64``, ``u16``, ``lm``...)."""
+    from .registry import width
+    w = width(ty) if ty != "lm" else 64
+    mask = (1 << w) - 1
+    if isinstance(value, float):
+        t = text.strip().lstrip("-")
+        if t.startswith("0.15915494") or t.startswith("0.1591549"):
+            b = INV_2PI[w if w in INV_2PI else 32]
+            return (b | (1 << (w - 1))) & mask if value < 0 else b
+        return float_bits(value, w if w in (16, 32, 64) else 32)
+    v = int(value)
+    if w == 64 and ty == "f64" and not (-16 <= v <= 64):
+        return ((v & 0xFFFFFFFF) << 32) & mask
+    return v & mask

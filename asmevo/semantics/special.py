@@ -1,0 +1,116 @@
+"""Instructions whose meaning is not a per-lane function of register values.
+
+They are registered here (``fn=None``) so that the registry stays the single
+list of what asmevo understands; the emulator implements each ``kind`` in
+:mod:`asmevo.emu.executor`, and the z3 backend raises
+:class:`~asmevo.semantics.registry.Unsupported` for them.
+"""
+
+from __future__ import annotations
+
+from .registry import define
+
+_SIZES = {"dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16, "dwordx8": 32, "dwordx16": 64,
+          "ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "byte": 1, "short": 2,
+          "b32": 4, "b64": 8, "b96": 12, "b128": 16, "u8": 1, "i8": 1, "u16": 2, "i16": 2, "b8": 1,
+          "b16": 2}
+
+
+def K(name, kind, **extra):
+    define(name, None, kind, **extra)
+
+
+# program flow / no value effect
+for n in ("s_waitcnt", "s_nop", "s_sleep", "s_setprio", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt",
+          "s_waitcnt_expcnt", "buffer_wbl2", "buffer_inv", "s_icache_inv", "s_dcache_wb",
+          "s_dcache_inv", "s_ttracedata", "s_sethalt", "buffer_wbinvl1", "buffer_wbinvl1_vol",
+          "s_code_end"):
+    K(n, "nop")
+K("s_barrier", "barrier")
+K("s_endpgm", "endpgm")
+for n in ("s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
+          "s_cbranch_execz", "s_cbranch_execnz"):
+    K(n, "branch")
+for n in ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_setreg_b32", "s_getreg_b32",
+          "s_setreg_imm32_b32", "s_set_gpr_idx_on", "s_set_gpr_idx_off", "s_set_gpr_idx_mode",
+          "s_memtime", "s_memrealtime", "s_sendmsg", "s_trap"):
+    K(n, "sys")
+for n in ("v_readlane_b32", "v_writelane_b32", "v_readfirstlane_b32"):
+    K(n, "lane")
+# SMEM
+for sz in ("dword", "dwordx2", "dwordx4", "dwordx8", "dwordx16"):
+    K(f"s_load_{sz}", "smem", size=_SIZES[sz])
+    K(f"s_buffer_load_{sz}", "smem", size=_SIZES[sz], buffer=True)
+# FLAT / GLOBAL / SCRATCH
+for seg in ("flat", "global", "scratch"):
+    for sz in ("dword", "dwordx2", "dwordx3", "dwordx4", "ubyte", "sbyte", "ushort", "sshort"):
+        K(f"{seg}_load_{sz}", "vmem", size=_SIZES[sz], seg=seg, load=True,
+          signed=sz in ("sbyte", "sshort"))
+    for sz in ("dword", "dwordx2", "dwordx3", "dwordx4", "byte", "short"):
+        K(f"{seg}_store_{sz}", "vmem", size=_SIZES[sz], seg=seg, load=False)
+    for n, sz, hi in (("byte_d16_hi", 1, True), ("short_d16_hi", 2, True)):
+        K(f"{seg}_store_{n}", "vmem", size=sz, seg=seg, load=False, d16_hi=True)
+    for n, sz, hi, sg in (("ubyte_d16", 1, False, False), ("ubyte_d16_hi", 1, True, False),
+                          ("sbyte_d16", 1, False, True), ("sbyte_d16_hi", 1, True, True),
+                          ("short_d16", 2, False, False), ("short_d16_hi", 2, True, False)):
+        K(f"{seg}_load_{n}", "vmem", size=sz, seg=seg, load=True, d16=True, d16_hi=hi, signed=sg)
+    if seg != "scratch":
+        for op in ("add", "sub", "swap", "cmpswap", "smin", "umin", "smax", "umax", "and", "or",
+                   "xor", "inc", "dec", "add_f32", "add_f64", "min_f64", "max_f64", "pk_add_f16",
+                   "pk_add_bf16"):
+            K(f"{seg}_atomic_{op}", "vmem_atomic", op=op, size=8 if op.endswith("f64") else 4,
+              seg=seg)
+            if not op.endswith(("f32", "f16", "bf16", "f64")):
+                K(f"{seg}_atomic_{op}_x2", "vmem_atomic", op=op, size=8, seg=seg)
+# MUBUF
+for sz in ("dword", "dwordx2", "dwordx3", "dwordx4", "ubyte", "sbyte", "ushort", "sshort"):
+    K(f"buffer_load_{sz}", "mubuf", size=_SIZES[sz], load=True, signed=sz in ("sbyte", "sshort"))
+for sz in ("dword", "dwordx2", "dwordx3", "dwordx4", "byte", "short"):
+    K(f"buffer_store_{sz}", "mubuf", size=_SIZES[sz], load=False)
+K("buffer_store_short_d16_hi", "mubuf", size=2, load=False, d16_hi=True)
+K("buffer_store_byte_d16_hi", "mubuf", size=1, load=False, d16_hi=True)
+for op in ("add", "sub", "swap", "cmpswap", "smin", "umin", "smax", "umax", "and", "or", "xor",
+           "add_f32", "pk_add_f16"):
+    K(f"buffer_atomic_{op}", "mubuf_atomic", op=op, size=4)
+# DS
+for sz in ("b32", "b64", "b96", "b128", "u8", "i8", "u16", "i16"):
+    K(f"ds_read_{sz}", "ds", op="read", size=_SIZES[sz], signed=sz in ("i8", "i16"))
+for sz in ("b32", "b64", "b96", "b128", "b8", "b16"):
+    K(f"ds_write_{sz}", "ds", op="write", size=_SIZES[sz])
+K("ds_write_b8_d16_hi", "ds", op="write", size=1, d16_hi=True)
+K("ds_write_b16_d16_hi", "ds", op="write", size=2, d16_hi=True)
+for n, sz, st in (("ds_read2_b32", 4, 1), ("ds_read2_b64", 8, 1), ("ds_read2st64_b32", 4, 64),
+                  ("ds_read2st64_b64", 8, 64)):
+    K(n, "ds", op="read2", size=sz, stride=st)
+for n, sz, st in (("ds_write2_b32", 4, 1), ("ds_write2_b64", 8, 1), ("ds_write2st64_b32", 4, 64),
+                  ("ds_write2st64_b64", 8, 64)):
+    K(n, "ds", op="write2", size=sz, stride=st)
+for op in ("add", "sub", "rsub", "inc", "dec", "min_i32", "max_i32", "min_u32", "max_u32", "and",
+           "or", "xor", "add_f32", "min_f32", "max_f32", "cmpst"):
+    base = op.split("_")[0] if op.endswith(("_i32", "_u32")) else op
+    sfx = op if op.endswith(("_i32", "_u32", "_f32")) else f"{op}_u32" if op in (
+        "add", "sub", "rsub", "inc", "dec") else f"{op}_b32"
+    name = {"min_i32": "min_i32", "max_i32": "max_i32", "min_u32": "min_u32", "max_u32": "max_u32",
+            "cmpst": "cmpst_b32"}.get(op, sfx)
+    K(f"ds_{name}", "ds", op="atomic", aop=op, ret=False, size=4)
+    K(f"ds_{name.replace('_', '_rtn_', 1) if False else name}_rtn".replace(f"ds_{name}_rtn", f"ds_{name.split('_')[0]}_rtn_{'_'.join(name.split('_')[1:])}"),
+      "ds", op="atomic", aop=op, ret=True, size=4)
+K("ds_swizzle_b32", "ds", op="swizzle", size=4)
+K("ds_permute_b32", "ds", op="permute", size=4)
+K("ds_bpermute_b32", "ds", op="bpermute", size=4)
+# MFMA (operand layouts: corpus README / CDNA3 ISA guide, "Matrix arithmetic")
+for n, (M, N, Kk, blocks, ty, acc) in {
+        "v_mfma_f32_32x32x8_f16": (32, 32, 8, 1, "f16", "f32"),
+        "v_mfma_f32_32x32x8f16": (32, 32, 8, 1, "f16", "f32"),
+        "v_mfma_f32_16x16x16_f16": (16, 16, 16, 1, "f16", "f32"),
+        "v_mfma_f32_16x16x16f16": (16, 16, 16, 1, "f16", "f32"),
+        "v_mfma_f32_32x32x8_bf16": (32, 32, 8, 1, "bf16", "f32"),
+        "v_mfma_f32_16x16x16_bf16": (16, 16, 16, 1, "bf16", "f32"),
+        "v_mfma_f32_32x32x2_f32": (32, 32, 2, 1, "f32", "f32"),
+        "v_mfma_f32_16x16x4_f32": (16, 16, 4, 1, "f32", "f32"),
+        "v_mfma_f32_32x32x16_fp8_fp8": (32, 32, 16, 1, "fp8", "f32"),
+        "v_mfma_f32_16x16x32_fp8_fp8": (16, 16, 32, 1, "fp8", "f32"),
+        "v_mfma_i32_16x16x32_i8": (16, 16, 32, 1, "i8", "i32"),
+        "v_mfma_i32_32x32x16_i8": (32, 32, 16, 1, "i8", "i32"),
+}.items():
+    K(n, "mfma", M=M, N=N, K=Kk, blocks=blocks, ty=ty, acc=acc)

@@ -1,0 +1,403 @@
+"""VALU semantics (VOP1, VOP2, VOP3, VOP3P element functions).
+
+Each function is ``fn(B, *sources) -> result | tuple`` over the value interface
+(:mod:`asmevo.semantics.values`).  Sources arrive already modified (``neg``/
+``abs``, SDWA/op_sel selection) and results are post-processed (``clamp``,
+``omod``, destination selection) by the consumer, as the CDNA3 ISA guide
+("VOP3 modifiers", "SDWA", "DPP") describes them for all instructions alike.
+Semantics follow the CDNA3 ISA guide instruction descriptions; division helpers
+(``v_div_scale/fmas/fixup``) follow the guide's pseudocode (with the scale of
+``v_div_fmas`` chosen by the exponent of S2 as on hardware).
+"""
+
+from __future__ import annotations
+
+from .registry import define
+
+_FMT = {16: (10, 0x1F, 15), 32: (23, 0xFF, 127), 64: (52, 0x7FF, 1023)}
+
+
+def V(name, dst, src, fn, **kw):
+    define(name, fn, "valu", dst, src, **kw)
+
+
+def P(name, elem, src, fn):
+    """Packed op (VOP3P): ``fn`` is the per-element function, elements of type ``elem``."""
+    define(name, fn, "vop3p", elem, src)
+
+
+def c(B, v, w):
+    return B.const(v, w)
+
+
+def exponent(B, x):
+    """Biased exponent field of float bit pattern ``x`` (same width)."""
+    w = B.width(x)
+    m, e, _ = _FMT[w]
+    return B.and_(B.lshr(x, c(B, m, w)), c(B, e, w))
+
+
+def _mask_sh(B, n, w):
+    return B.and_(n, c(B, w - 1, w))
+
+
+# ---------------------------------------------------------------- moves
+for _n in ("v_mov_b32", "v_accvgpr_write_b32", "v_accvgpr_read_b32", "v_accvgpr_mov_b32"):
+    V(_n, "b32", "b32", lambda B, a: a)
+V("v_mov_b64", "b64", "b64", lambda B, a: a)
+V("v_cndmask_b32", "b32", "b32 b32 lm", lambda B, a, b, m: B.select(m, b, a))
+V("v_nop", "", "", lambda B: ())
+
+# ---------------------------------------------------------------- f32 / f64 / f16 arithmetic
+for _t in ("f16", "f32", "f64"):
+    V(f"v_add_{_t}", _t, f"{_t} {_t}", lambda B, a, b: B.fadd(a, b))
+    V(f"v_mul_{_t}", _t, f"{_t} {_t}", lambda B, a, b: B.fmul(a, b))
+    V(f"v_max_{_t}", _t, f"{_t} {_t}", lambda B, a, b: B.fmax(a, b))
+    V(f"v_min_{_t}", _t, f"{_t} {_t}", lambda B, a, b: B.fmin(a, b))
+    V(f"v_fma_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d: B.ffma(a, b, d))
+    V(f"v_fmac_{_t}", _t, f"{_t} {_t}", lambda B, a, b, d: B.ffma(a, b, d), tied=True)
+    V(f"v_sqrt_{_t}", _t, _t, lambda B, a: B.fsqrt(a))
+    V(f"v_rcp_{_t}", _t, _t, lambda B, a: B.frcp(a))
+    V(f"v_rsq_{_t}", _t, _t, lambda B, a: B.frsq(a))
+    V(f"v_floor_{_t}", _t, _t, lambda B, a: B.ffloor(a))
+    V(f"v_ceil_{_t}", _t, _t, lambda B, a: B.fceil(a))
+    V(f"v_trunc_{_t}", _t, _t, lambda B, a: B.ftrunc(a))
+    V(f"v_rndne_{_t}", _t, _t, lambda B, a: B.frndne(a))
+    V(f"v_fract_{_t}", _t, _t, lambda B, a: B.ffract(a))
+    V(f"v_ldexp_{_t}", _t, f"{_t} i32", lambda B, a, e: B.fldexp(a, e))
+    V(f"v_frexp_mant_{_t}", _t, _t, lambda B, a: B.ffrexp_mant(a))
+    V(f"v_frexp_exp_{'i16' if _t == 'f16' else 'i32'}_{_t}",
+      "i16" if _t == "f16" else "i32", _t,
+      (lambda B, a: B.trunc(B.ffrexp_exp(a), 16)) if _t == "f16" else (lambda B, a: B.ffrexp_exp(a)))
+    V(f"v_med3_{_t}", _t, f"{_t} {_t} {_t}",
+      lambda B, a, b, d: B.fmax(B.fmin(a, b), B.fmin(B.fmax(a, b), d)))
+    V(f"v_max3_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d: B.fmax(B.fmax(a, b), d))
+    V(f"v_min3_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d: B.fmin(B.fmin(a, b), d))
+for _t in ("f16", "f32"):
+    V(f"v_sub_{_t}", _t, f"{_t} {_t}", lambda B, a, b: B.fsub(a, b))
+    V(f"v_subrev_{_t}", _t, f"{_t} {_t}", lambda B, a, b: B.fsub(b, a))
+    V(f"v_exp_{_t}", _t, _t, lambda B, a: B.fexp2(a))
+    V(f"v_log_{_t}", _t, _t, lambda B, a: B.flog2(a))
+    V(f"v_sin_{_t}", _t, _t, lambda B, a: B.fsin(a))
+    V(f"v_cos_{_t}", _t, _t, lambda B, a: B.fcos(a))
+    V(f"v_fmamk_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, k, b: B.ffma(a, k, b))
+    V(f"v_fmaak_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, k: B.ffma(a, b, k))
+V("v_mul_legacy_f32", "f32", "f32 f32",
+  lambda B, a, b: B.select(B.bor(B.eq(B.fabs(a), c(B, 0, 32)), B.eq(B.fabs(b), c(B, 0, 32))),
+                           c(B, 0, 32), B.fmul(a, b)))
+V("v_cvt_f32_f16", "f32", "f16", lambda B, a: B.fcvt(a, 32))
+V("v_cvt_f16_f32", "f16", "f32", lambda B, a: B.fcvt(a, 16))
+V("v_cvt_f64_f32", "f64", "f32", lambda B, a: B.fcvt(a, 64))
+V("v_cvt_f32_f64", "f32", "f64", lambda B, a: B.fcvt(a, 32))
+V("v_cvt_f32_i32", "f32", "i32", lambda B, a: B.i2f(a, 32, True))
+V("v_cvt_f32_u32", "f32", "u32", lambda B, a: B.i2f(a, 32, False))
+V("v_cvt_f64_i32", "f64", "i32", lambda B, a: B.i2f(a, 64, True))
+V("v_cvt_f64_u32", "f64", "u32", lambda B, a: B.i2f(a, 64, False))
+V("v_cvt_i32_f32", "i32", "f32", lambda B, a: B.f2i(a, 32, True))
+V("v_cvt_u32_f32", "u32", "f32", lambda B, a: B.f2i(a, 32, False))
+V("v_cvt_i32_f64", "i32", "f64", lambda B, a: B.f2i(a, 32, True))
+V("v_cvt_u32_f64", "u32", "f64", lambda B, a: B.f2i(a, 32, False))
+V("v_cvt_f16_u16", "f16", "u16", lambda B, a: B.i2f(a, 16, False))
+V("v_cvt_f16_i16", "f16", "i16", lambda B, a: B.i2f(a, 16, True))
+V("v_cvt_u16_f16", "u16", "f16", lambda B, a: B.f2i(a, 16, False))
+V("v_cvt_i16_f16", "i16", "f16", lambda B, a: B.f2i(a, 16, True))
+V("v_cvt_rpi_i32_f32", "i32", "f32",
+  lambda B, a: B.f2i(B.ffloor(B.fadd(a, c(B, 0x3F000000, 32))), 32, True))
+V("v_cvt_flr_i32_f32", "i32", "f32", lambda B, a: B.f2i(B.ffloor(a), 32, True))
+for _i in range(4):
+    V(f"v_cvt_f32_ubyte{_i}", "f32", "u32",
+      lambda B, a, _i=_i: B.i2f(B.and_(B.lshr(a, c(B, 8 * _i, 32)), c(B, 0xFF, 32)), 32, False))
+
+
+def _cvt_pkrtz(B, a, b):
+    """Two f32 -> f16 with round toward zero, packed (lo = a, hi = b)."""
+    def rtz(x):
+        h = B.fcvt(x, 16)
+        back = B.fcvt(h, 32)
+        # if rounding went away from zero, step the f16 magnitude down by one ulp
+        away = B.bnot(B.bor(B.fcmp("le", B.fabs(back), B.fabs(x)), B.isnan(x)))
+        fin = B.bnot(B.eq(B.fabs(x), c(B, 0x7F800000, 32)))
+        return B.select(B.band(away, fin), B.sub(h, c(B, 1, 16)), h)
+    return B.concat(rtz(b), rtz(a))
+
+
+V("v_cvt_pkrtz_f16_f32", "b32", "f32 f32", _cvt_pkrtz)
+V("v_pack_b32_f16", "b32", "f16 f16", lambda B, a, b: B.concat(b, a))
+
+
+def _cvt_pk_u8_f32(B, a, sh, d):
+    v = B.and_(B.f2i(B.frndne(a), 32, False), c(B, 0xFF, 32))
+    sh8 = B.shl(B.and_(sh, c(B, 3, 32)), c(B, 3, 32))
+    m = B.shl(c(B, 0xFF, 32), sh8)
+    return B.or_(B.and_(d, B.not_(m)), B.shl(v, sh8))
+
+
+V("v_cvt_pk_u8_f32", "b32", "f32 u32 u32", _cvt_pk_u8_f32)
+
+
+# ---------------------------------------------------------------- division helpers
+def _div_scale(B, s0, s1, s2):
+    """V_DIV_SCALE_{F32,F64}: s0 = value to scale, s1 = denominator, s2 = numerator.
+    Returns (D, VCC) -- CDNA3 ISA guide pseudocode."""
+    w = B.width(s0)
+    m, emax, bias = _FMT[w]
+    sc = 64 if w == 32 else 128
+    big = 96 if w == 32 else 768
+    tiny_e = 23 if w == 32 else 52
+    zero = c(B, 0, w)
+    nan = c(B, {32: 0x7FC00000, 64: 0x7FF8000000000000}[w], w)
+    e1, e2 = exponent(B, s1), exponent(B, s2)
+    up = B.fldexp(s0, c(B, sc, 32))
+    is0 = B.bor(B.eq(B.fabs(s2), zero), B.eq(B.fabs(s1), zero))
+    near_max = B.sge(B.sub(e2, e1), c(B, big, w))
+    s1_den = B.band(B.eq(e1, zero), B.ne(B.fabs(s1), zero))
+    q = B.fdiv(s2, s1)
+    eq_ = exponent(B, q)
+    q_den = B.band(B.eq(eq_, zero), B.ne(B.fabs(q), zero))
+    tiny = B.sle(e2, c(B, tiny_e, w))
+    # evaluate the if/elsif chain from the last branch up
+    d, vcc = s0, B.false_like(s0)
+    d = B.select(tiny, up, d)
+    d = B.select(q_den, B.select(B.fcmp("eq", s0, s2), up, s0), d)
+    vcc = B.select(q_den, B.bnot(B.false_like(s0)), vcc)
+    d = B.select(s1_den, up, d)
+    vcc = B.select(s1_den, B.false_like(s0), vcc)
+    d = B.select(near_max, B.select(B.fcmp("eq", s0, s1), up, s0), d)
+    vcc = B.select(near_max, B.bnot(B.false_like(s0)), vcc)
+    d = B.select(is0, nan, d)
+    vcc = B.select(is0, B.false_like(s0), vcc)
+    return d, vcc
+
+
+def _div_fmas(B, a, b, d, vcc):
+    """V_DIV_FMAS: fma, then scaled by 2**+-64 (f32) / 2**+-128 (f64) where VCC is set,
+    the sign of the exponent chosen by exponent(S2) > bias."""
+    w = B.width(a)
+    _, _, bias = _FMT[w]
+    sc = 64 if w == 32 else 128
+    r = B.ffma(a, b, d)
+    e = B.select(B.ugt(exponent(B, d), c(B, bias, w)), c(B, sc, 32), c(B, (-sc) & 0xFFFFFFFF, 32))
+    return B.select(vcc, B.fldexp(r, e), r)
+
+
+def _div_fixup(B, s0, s1, s2):
+    """V_DIV_FIXUP: s0 = quotient, s1 = denominator, s2 = numerator (special cases)."""
+    w = B.width(s0)
+    m, emax, bias = _FMT[w]
+    sign = c(B, 1 << (w - 1), w)
+    inf = c(B, emax << m, w)
+    qnan_bit = c(B, 1 << (m - 1), w)
+    zero = c(B, 0, w)
+    sgn = B.and_(B.xor(s1, s2), sign)
+    a1, a2 = B.fabs(s1), B.fabs(s2)
+    res = B.or_(B.fabs(s0), sgn)
+    res = B.select(B.isnan(s0), B.or_(inf, sgn), res)
+    res = B.select(B.eq(exponent(B, s1), c(B, emax, w)), B.or_(inf, sgn), res)
+    res = B.select(B.bor(B.eq(a1, inf), B.eq(a2, zero)), sgn, res)
+    res = B.select(B.bor(B.eq(a1, zero), B.eq(a2, inf)), B.or_(inf, sgn), res)
+    both_inf = B.band(B.eq(a1, inf), B.eq(a2, inf))
+    both_0 = B.band(B.eq(a1, zero), B.eq(a2, zero))
+    res = B.select(B.bor(both_inf, both_0), B.or_(inf, qnan_bit), res)
+    res = B.select(B.isnan(s1), B.or_(s1, qnan_bit), res)
+    res = B.select(B.isnan(s2), B.or_(s2, qnan_bit), res)
+    return res
+
+
+for _t in ("f32", "f64"):
+    V(f"v_div_scale_{_t}", f"{_t} lm", f"{_t} {_t} {_t}", _div_scale)
+    V(f"v_div_fmas_{_t}", _t, f"{_t} {_t} {_t}", _div_fmas, imp_in="vcc")
+    V(f"v_div_fixup_{_t}", _t, f"{_t} {_t} {_t}", _div_fixup)
+V("v_div_fixup_f16", "f16", "f16 f16 f16", _div_fixup)
+
+
+# ---------------------------------------------------------------- integer
+def _u32(B, v):
+    return c(B, v, 32)
+
+
+V("v_add_u32", "u32", "u32 u32", lambda B, a, b: B.add(a, b))
+V("v_sub_u32", "u32", "u32 u32", lambda B, a, b: B.sub(a, b))
+V("v_subrev_u32", "u32", "u32 u32", lambda B, a, b: B.sub(b, a))
+V("v_add_u16", "u16", "u16 u16", lambda B, a, b: B.add(a, b))
+V("v_sub_u16", "u16", "u16 u16", lambda B, a, b: B.sub(a, b))
+V("v_mul_lo_u16", "u16", "u16 u16", lambda B, a, b: B.mul(a, b))
+V("v_add_co_u32", "u32 lm", "u32 u32", lambda B, a, b: (B.add(a, b), B.ult(B.add(a, b), a)))
+V("v_sub_co_u32", "u32 lm", "u32 u32", lambda B, a, b: (B.sub(a, b), B.ult(a, b)))
+V("v_subrev_co_u32", "u32 lm", "u32 u32", lambda B, a, b: (B.sub(b, a), B.ult(b, a)))
+
+
+def _addc(B, a, b, ci):
+    s = B.add(B.add(a, b), B.b2i(ci, 32))
+    co = B.bor(B.ult(B.add(a, b), a), B.ult(s, B.add(a, b)))
+    return s, co
+
+
+def _subb(B, a, b, bi):
+    bi32 = B.b2i(bi, 32)
+    d = B.sub(B.sub(a, b), bi32)
+    bo = B.bor(B.ult(a, b), B.band(B.eq(a, b), bi))
+    return d, bo
+
+
+V("v_addc_co_u32", "u32 lm", "u32 u32 lm", _addc)
+V("v_subb_co_u32", "u32 lm", "u32 u32 lm", _subb)
+V("v_subbrev_co_u32", "u32 lm", "u32 u32 lm", lambda B, a, b, bi: _subb(B, b, a, bi))
+V("v_add_i32", "i32", "i32 i32", lambda B, a, b: B.add(a, b))
+V("v_sub_i32", "i32", "i32 i32", lambda B, a, b: B.sub(a, b))
+V("v_mul_lo_u32", "u32", "u32 u32", lambda B, a, b: B.mul(a, b))
+V("v_mul_hi_u32", "u32", "u32 u32", lambda B, a, b: B.mulhi_u(a, b))
+V("v_mul_hi_i32", "i32", "i32 i32", lambda B, a, b: B.mulhi_s(a, b))
+
+
+def _u24(B, a):
+    return B.and_(a, _u32(B, 0xFFFFFF))
+
+
+def _i24(B, a):
+    return B.ashr(B.shl(a, _u32(B, 8)), _u32(B, 8))
+
+
+V("v_mul_u32_u24", "u32", "u32 u32", lambda B, a, b: B.mul(_u24(B, a), _u24(B, b)))
+V("v_mul_i32_i24", "i32", "i32 i32", lambda B, a, b: B.mul(_i24(B, a), _i24(B, b)))
+V("v_mul_hi_u32_u24", "u32", "u32 u32",
+  lambda B, a, b: B.trunc(B.lshr(B.mul(B.zext(_u24(B, a), 64), B.zext(_u24(B, b), 64)),
+                                 c(B, 32, 64)), 32))
+V("v_mad_u32_u24", "u32", "u32 u32 u32", lambda B, a, b, d: B.add(B.mul(_u24(B, a), _u24(B, b)), d))
+V("v_mad_i32_i24", "i32", "i32 i32 i32", lambda B, a, b, d: B.add(B.mul(_i24(B, a), _i24(B, b)), d))
+
+
+def _mad_u64_u32(B, a, b, d):
+    p = B.mul(B.zext(a, 64), B.zext(b, 64))
+    r = B.add(p, d)
+    return r, B.ult(r, p)
+
+
+def _mad_i64_i32(B, a, b, d):
+    p = B.mul(B.sext(a, 64), B.sext(b, 64))
+    r = B.add(p, d)
+    # signed overflow of the 64-bit add
+    sgn = c(B, 1 << 63, 64)
+    ov = B.ne(B.and_(B.and_(B.not_(B.xor(p, d)), B.xor(r, p)), sgn), c(B, 0, 64))
+    return r, ov
+
+
+V("v_mad_u64_u32", "u64 lm", "u32 u32 u64", _mad_u64_u32)
+V("v_mad_i64_i32", "i64 lm", "i32 i32 i64", _mad_i64_i32)
+V("v_mad_u32_u16", "u32", "u16 u16 u32", lambda B, a, b, d: B.add(B.mul(B.zext(a, 32), B.zext(b, 32)), d))
+V("v_and_b32", "b32", "b32 b32", lambda B, a, b: B.and_(a, b))
+V("v_or_b32", "b32", "b32 b32", lambda B, a, b: B.or_(a, b))
+V("v_xor_b32", "b32", "b32 b32", lambda B, a, b: B.xor(a, b))
+V("v_xnor_b32", "b32", "b32 b32", lambda B, a, b: B.not_(B.xor(a, b)))
+V("v_not_b32", "b32", "b32", lambda B, a: B.not_(a))
+V("v_and_or_b32", "b32", "b32 b32 b32", lambda B, a, b, d: B.or_(B.and_(a, b), d))
+V("v_or3_b32", "b32", "b32 b32 b32", lambda B, a, b, d: B.or_(B.or_(a, b), d))
+V("v_xad_u32", "u32", "u32 u32 u32", lambda B, a, b, d: B.add(B.xor(a, b), d))
+V("v_add3_u32", "u32", "u32 u32 u32", lambda B, a, b, d: B.add(B.add(a, b), d))
+V("v_lshl_add_u32", "u32", "u32 u32 u32", lambda B, a, b, d: B.add(B.shl(a, _mask_sh(B, b, 32)), d))
+V("v_add_lshl_u32", "u32", "u32 u32 u32", lambda B, a, b, d: B.shl(B.add(a, b), _mask_sh(B, d, 32)))
+V("v_lshl_or_b32", "b32", "b32 u32 b32", lambda B, a, b, d: B.or_(B.shl(a, _mask_sh(B, b, 32)), d))
+V("v_lshl_add_u64", "u64", "u64 u32 u64",
+  lambda B, a, b, d: B.add(B.shl(a, B.zext(B.and_(b, _u32(B, 7)), 64)), d))
+V("v_lshlrev_b32", "b32", "u32 b32", lambda B, a, b: B.shl(b, _mask_sh(B, a, 32)))
+V("v_lshrrev_b32", "b32", "u32 b32", lambda B, a, b: B.lshr(b, _mask_sh(B, a, 32)))
+V("v_ashrrev_i32", "i32", "u32 i32", lambda B, a, b: B.ashr(b, _mask_sh(B, a, 32)))
+V("v_lshlrev_b16", "b16", "u16 b16", lambda B, a, b: B.shl(b, _mask_sh(B, a, 16)))
+V("v_lshrrev_b16", "b16", "u16 b16", lambda B, a, b: B.lshr(b, _mask_sh(B, a, 16)))
+V("v_ashrrev_i16", "i16", "u16 i16", lambda B, a, b: B.ashr(b, _mask_sh(B, a, 16)))
+V("v_lshlrev_b64", "b64", "u32 b64", lambda B, a, b: B.shl(b, B.zext(_mask_sh(B, a, 64), 64)))
+V("v_lshrrev_b64", "b64", "u32 b64", lambda B, a, b: B.lshr(b, B.zext(_mask_sh(B, a, 64), 64)))
+V("v_ashrrev_i64", "i64", "u32 i64", lambda B, a, b: B.ashr(b, B.zext(_mask_sh(B, a, 64), 64)))
+
+
+def _bfe_u(B, a, off, wd):
+    o = B.and_(off, _u32(B, 31))
+    n = B.and_(wd, _u32(B, 31))
+    mask = B.sub(B.shl(_u32(B, 1), n), _u32(B, 1))
+    return B.and_(B.lshr(a, o), mask)
+
+
+def _bfe_i(B, a, off, wd):
+    o = B.and_(off, _u32(B, 31))
+    n = B.and_(wd, _u32(B, 31))
+    # shift the field to the top, then arithmetic-shift back; width 0 gives 0
+    up = B.shl(a, B.sub(B.sub(_u32(B, 32), n), o))
+    r = B.ashr(up, B.sub(_u32(B, 32), n))
+    return B.select(B.eq(n, _u32(B, 0)), _u32(B, 0), r)
+
+
+V("v_bfe_u32", "u32", "u32 u32 u32", _bfe_u)
+V("v_bfe_i32", "i32", "i32 u32 u32", _bfe_i)
+V("v_bfi_b32", "b32", "b32 b32 b32", lambda B, m, a, b: B.or_(B.and_(m, a), B.and_(B.not_(m), b)))
+V("v_bfm_b32", "b32", "u32 u32",
+  lambda B, a, b: B.shl(B.sub(B.shl(_u32(B, 1), _mask_sh(B, a, 32)), _u32(B, 1)), _mask_sh(B, b, 32)))
+V("v_alignbit_b32", "b32", "b32 b32 u32",
+  lambda B, a, b, s: B.trunc(B.lshr(B.concat(a, b), B.zext(B.and_(s, _u32(B, 31)), 64)), 32))
+V("v_alignbyte_b32", "b32", "b32 b32 u32",
+  lambda B, a, b, s: B.trunc(B.lshr(B.concat(a, b),
+                                    B.zext(B.shl(B.and_(s, _u32(B, 3)), _u32(B, 3)), 64)), 32))
+
+
+def _perm(B, a, b, sel):
+    """V_PERM_B32: byte select from {a (bytes 4-7), b (bytes 0-3)}; selector 8-11
+    replicate sign bits, 12 -> 0x00, >= 13 -> 0xFF (CDNA3 ISA guide)."""
+    x = B.concat(a, b)
+    out = _u32(B, 0)
+    for i in range(4):
+        s = B.and_(B.lshr(sel, _u32(B, 8 * i)), _u32(B, 0xFF))
+        byte = B.trunc(B.and_(B.lshr(x, B.zext(B.shl(B.and_(s, _u32(B, 7)), _u32(B, 3)), 64)),
+                              c(B, 0xFF, 64)), 32)
+
+        def sbit(k):  # sign of byte k*2+1 of x
+            return B.select(B.ne(B.and_(B.trunc(B.lshr(x, c(B, 16 * k + 15, 64)), 32), _u32(B, 1)),
+                                 _u32(B, 0)), _u32(B, 0xFF), _u32(B, 0))
+        v = byte
+        for k in range(4):
+            v = B.select(B.eq(s, _u32(B, 8 + k)), sbit(k), v)
+        v = B.select(B.eq(s, _u32(B, 12)), _u32(B, 0), v)
+        v = B.select(B.uge(s, _u32(B, 13)), _u32(B, 0xFF), v)
+        out = B.or_(out, B.shl(v, _u32(B, 8 * i)))
+    return out
+
+
+V("v_perm_b32", "b32", "b32 b32 b32", _perm)
+V("v_bcnt_u32_b32", "u32", "b32 u32", lambda B, a, b: B.add(B.popcount(a), b))
+V("v_bfrev_b32", "b32", "b32", lambda B, a: B.bitrev(a))
+V("v_ffbh_u32", "u32", "b32",
+  lambda B, a: B.select(B.eq(a, _u32(B, 0)), _u32(B, 0xFFFFFFFF), B.clz(a)))
+V("v_ffbl_b32", "u32", "b32",
+  lambda B, a: B.select(B.eq(a, _u32(B, 0)), _u32(B, 0xFFFFFFFF), B.ctz(a)))
+
+
+def _ffbh_i32(B, a):
+    x = B.select(B.slt(a, _u32(B, 0)), B.not_(a), a)
+    r = B.sub(B.clz(x), _u32(B, 1))
+    return B.select(B.bor(B.eq(a, _u32(B, 0)), B.eq(a, _u32(B, 0xFFFFFFFF))), _u32(B, 0xFFFFFFFF), r)
+
+
+V("v_ffbh_i32", "i32", "i32", _ffbh_i32)
+for _t, _s in (("u32", False), ("i32", True), ("u16", False), ("i16", True)):
+    V(f"v_max_{_t}", _t, f"{_t} {_t}", (lambda B, a, b: B.smax(a, b)) if _s else (lambda B, a, b: B.umax(a, b)))
+    V(f"v_min_{_t}", _t, f"{_t} {_t}", (lambda B, a, b: B.smin(a, b)) if _s else (lambda B, a, b: B.umin(a, b)))
+for _t, _s in (("u32", False), ("i32", True)):
+    mx = (lambda B, a, b: B.smax(a, b)) if _s else (lambda B, a, b: B.umax(a, b))
+    mn = (lambda B, a, b: B.smin(a, b)) if _s else (lambda B, a, b: B.umin(a, b))
+    V(f"v_max3_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d, mx=mx: mx(B, mx(B, a, b), d))
+    V(f"v_min3_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d, mn=mn: mn(B, mn(B, a, b), d))
+    V(f"v_med3_{_t}", _t, f"{_t} {_t} {_t}",
+      lambda B, a, b, d, mx=mx, mn=mn: mx(B, mn(B, a, b), mn(B, mx(B, a, b), d)))
+V("v_sad_u32", "u32", "u32 u32 u32",
+  lambda B, a, b, d: B.add(B.sub(B.umax(a, b), B.umin(a, b)), d))
+
+# ---------------------------------------------------------------- packed (VOP3P element functions)
+P("v_pk_fma_f16", "f16", "f16 f16 f16", lambda B, a, b, d: B.ffma(a, b, d))
+P("v_pk_add_f16", "f16", "f16 f16", lambda B, a, b: B.fadd(a, b))
+P("v_pk_mul_f16", "f16", "f16 f16", lambda B, a, b: B.fmul(a, b))
+P("v_pk_max_f16", "f16", "f16 f16", lambda B, a, b: B.fmax(a, b))
+P("v_pk_min_f16", "f16", "f16 f16", lambda B, a, b: B.fmin(a, b))
+P("v_pk_add_u16", "u16", "u16 u16", lambda B, a, b: B.add(a, b))
+P("v_pk_sub_u16", "u16", "u16 u16", lambda B, a, b: B.sub(a, b))
+P("v_pk_mul_lo_u16", "u16", "u16 u16", lambda B, a, b: B.mul(a, b))
+P("v_pk_fma_f32", "f32", "f32 f32 f32", lambda B, a, b, d: B.ffma(a, b, d))
+P("v_pk_add_f32", "f32", "f32 f32", lambda B, a, b: B.fadd(a, b))
+P("v_pk_mul_f32", "f32", "f32 f32", lambda B, a, b: B.fmul(a, b))
+P("v_pk_mov_b32", "b32", "b32 b32", lambda B, a, b: (a, b))  # special-cased: lo from a, hi from b
