@@ -421,8 +421,9 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
             continue
         maybe_live = _reads_anywhere(ko, kc)
         try:
+            from ..analysis import AnalysisManager
             from ..analysis.liveness import Liveness
-            live = Liveness(ko)
+            live = Liveness(ko, AnalysisManager(orig))
         except Exception:  # noqa: BLE001 - no liveness: counterexamples stay unknown
             live = None
         for bi, p, eo, ec in wins:

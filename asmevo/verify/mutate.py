@@ -280,47 +280,39 @@ def _consts(module: Module, rng: random.Random) -> Iterator[Mutation]:
 
 
 def _waitcnt_edits(module: Module) -> Iterator[Mutation]:
-    """Remove an ``s_waitcnt``, or raise one of its counts by one (wait for one fewer
-    operation), where an instruction before the next ``s_waitcnt`` reads a register
-    that a memory instruction earlier in the block loads."""
-    from ..analysis._isa import facts
-    for k, bi, b, ii, inst in _positions(module):
-        if inst.opcode != "s_waitcnt":
+    """Remove an ``s_waitcnt``, or raise one of its counts (wait for fewer operations) to
+    one more than the weakest safe count, where the wait is needed: some register
+    use or memory-order point depends on it
+    (:meth:`asmevo.analysis.waitcnt.WaitcntAnalysis.required` below the maximum)."""
+    from ..analysis import AnalysisManager
+    from ..analysis.waitcnt import MAX, NAMES, WaitcntAnalysis, format_waitcnt, parse_waitcnt
+    from ..frontend.asm_parser import parse_instruction
+    for k in module.kernels:
+        try:
+            wa = WaitcntAnalysis(k, AnalysisManager(module))
+        except Exception:  # noqa: BLE001 - analysis cannot handle this kernel
             continue
-        # registers written by memory ops earlier in the block and read after the waitcnt
-        pending = set()
-        for x in b.instructions[:ii]:
-            f = facts(x)
-            if f.mem:
-                pending |= set(f.defs) | set(f.partial)
-        used_after = False
-        for x in b.instructions[ii + 1:]:
-            if x.opcode == "s_waitcnt":
-                break
-            if pending & set(facts(x).uses):
-                used_after = True
-                break
-        if not used_after:
-            continue
-        insts = b.instructions[:ii] + b.instructions[ii + 1:]
-        yield Mutation("drop-waitcnt", True, k.name, bi, ii, inst.text(), "",
-                       with_block(module, k.name, bi, insts))
-        op = inst.operands[0] if inst.operands else None
-        items = op.items if isinstance(op, FuncList) else (op,) if isinstance(op, Func) else ()
-        new_items = []
-        changed = False
-        for f in items:
-            if isinstance(f, Func) and f.args and isinstance(f.args[0], int):
-                cap = {"vmcnt": 63, "lgkmcnt": 15, "expcnt": 7}.get(f.name, 0)
-                if f.args[0] < cap and not changed:
-                    new_items.append(Func(f.name, (f.args[0] + 1,)))
-                    changed = True
+        for bi, b in enumerate(k.blocks):
+            for ii, inst in enumerate(b.instructions):
+                if inst.opcode != "s_waitcnt":
                     continue
-            new_items.append(f)
-        if changed:
-            nop = FuncList(tuple(new_items)) if isinstance(op, FuncList) else new_items[0]
-            new = inst.evolve(operands=[nop])
-            yield _replace(module, k, bi, b, ii, [new], "lower-waitcnt", True, inst.text())
+                try:
+                    req = wa.required(inst)
+                except KeyError:
+                    continue
+                need = [req[n] for n in NAMES]
+                cur = list(parse_waitcnt(inst))
+                if all(need[c] >= MAX[c] for c in range(3)):
+                    continue
+                insts = b.instructions[:ii] + b.instructions[ii + 1:]
+                yield Mutation("drop-waitcnt", True, k.name, bi, ii, inst.text(), "",
+                               with_block(module, k.name, bi, insts))
+                c = next(c for c in range(3) if need[c] < MAX[c])
+                weaker = list(cur)
+                weaker[c] = need[c] + 1
+                new = parse_instruction("s_waitcnt " + format_waitcnt(tuple(weaker)))
+                if new != inst:
+                    yield _replace(module, k, bi, b, ii, [new], "lower-waitcnt", True, inst.text())
 
 
 def _drop_nops(module: Module) -> Iterator[Mutation]:

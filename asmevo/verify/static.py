@@ -290,14 +290,79 @@ def _violations(kind: str, module: Module, kernel: Kernel) -> list[dict]:
     Raises:
         AnalysisUnavailable: the analysis module is absent or raised.
     """
+    from ..analysis import AnalysisManager
+    if kind == "waitcnt":
+        try:
+            from ..analysis.waitcnt import WaitcntAnalysis
+        except ImportError as e:
+            raise AnalysisUnavailable(f"no waitcnt analysis ({e})") from None
+        try:
+            w = WaitcntAnalysis(kernel, AnalysisManager(module))
+        except Exception as e:  # noqa: BLE001 - the analysis could not handle this kernel
+            raise AnalysisUnavailable(f"waitcnt analysis failed: {type(e).__name__}: {e}") from None
+        out = []
+        for v in w.violations:
+            u = v.unit
+            reg = f"{u[0]}{u[1]}" if len(u) == 2 else u[0]
+            prod = v.producer.text() if v.producer is not None else None
+            out.append({"message": f"{v.inst.text()} reads {reg} before {v.counter}"
+                                   f"({v.needed}) covers {prod or 'its producer'}",
+                        "signature": (v.inst.text(), u, v.counter, prod),
+                        "instruction": v.inst.text(), "register": reg, "counter": v.counter,
+                        "needed": v.needed, "producer": prod, "block": v.block, "index": v.index})
+        return out
     try:
-        if kind == "waitcnt":
-            from ..analysis import waitcnt as mod
-        else:
-            from ..analysis import hazards as mod
+        from ..analysis import hazards as hz
     except ImportError as e:
-        raise AnalysisUnavailable(f"asmevo.analysis has no {kind} module yet ({e})") from None
-    raise AnalysisUnavailable(f"asmevo.analysis.{mod.__name__.rsplit('.', 1)[-1]} is not wired yet")
+        raise AnalysisUnavailable(f"no hazard analysis ({e})") from None
+    return _hazard_violations(hz, module, kernel)
+
+
+def _hazard_violations(hz, module: Module, kernel: Kernel) -> list[dict]:
+    """Adapter to :mod:`asmevo.analysis.hazards` (see :func:`_violations`)."""
+    raise AnalysisUnavailable("hazard analysis adapter not wired")
+
+
+def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> list[dict]:
+    """``s_waitcnt``s of the original that the candidate removed or weakened below what
+    :meth:`asmevo.analysis.waitcnt.WaitcntAnalysis.required` says they must keep
+    (register uses *and* memory-order points such as ``s_barrier`` and stores).
+
+    Windows are aligned block by block (:func:`asmevo.verify.equiv.changed_windows`);
+    for each original wait in a changed window, the candidate's window must hold
+    a wait at least as strong (every count <= the required count).  When the block
+    structure differs no alignment exists and only register violations are checked.
+    """
+    from ..analysis import AnalysisManager
+    from ..analysis.waitcnt import MAX, NAMES, WaitcntAnalysis, parse_waitcnt
+    from .equiv import changed_windows
+    wins, why = changed_windows(ko, kc)
+    if why or not wins:
+        return []
+    try:
+        w = WaitcntAnalysis(ko, AnalysisManager(orig_mod))
+    except Exception as e:  # noqa: BLE001
+        raise AnalysisUnavailable(f"waitcnt analysis failed: {type(e).__name__}: {e}") from None
+    out = []
+    for bi, p, eo, ec in wins:
+        wo = [i for i in ko.blocks[bi].instructions[p:eo] if i.opcode == "s_waitcnt"]
+        wc = [parse_waitcnt(i) for i in kc.blocks[bi].instructions[p:ec] if i.opcode == "s_waitcnt"]
+        for x in wo:
+            try:
+                req = w.required(x)
+            except KeyError:
+                continue  # unreachable wait
+            need = tuple(req[n] for n in NAMES)
+            if all(need[c] >= MAX[c] for c in range(3)):
+                continue
+            if any(all(cnt[c] <= need[c] for c in range(3)) for cnt in wc):
+                continue
+            txt = ", ".join(f"{NAMES[c]}({need[c]})" for c in range(3) if need[c] < MAX[c])
+            out.append({"message": f"{x.text()} (block {bi}) was removed or weakened; the original "
+                                   f"needs at least {txt} there (register uses or memory-order points)",
+                        "signature": ("weakened", bi, x.text()), "instruction": x.text(),
+                        "block": bi, "required": req})
+    return out
 
 
 def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
@@ -312,6 +377,12 @@ def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
         ov = _violations(kind, orig_mod, orig.kernel) if orig is not None else []
     except AnalysisUnavailable as e:
         return [], f"{kind} analysis unavailable: {e}"
+    if kind == "waitcnt" and orig is not None:
+        try:
+            extra = _weakened_waits(orig_mod, orig.kernel, cand.kernel)
+        except AnalysisUnavailable as e:
+            return [], f"waitcnt analysis unavailable: {e}"
+        cv = cv + extra
     budget: dict = {}
     for v in ov:
         budget[v["signature"]] = budget.get(v["signature"], 0) + 1
