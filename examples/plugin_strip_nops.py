@@ -25,7 +25,7 @@ class StripNops(Pass):
 
     name: ClassVar[str] = "strip-nops"
     scope: ClassVar[str] = "kernel"
-    preserves: ClassVar[frozenset[str]] = frozenset({"cfg"})
+    preserves: ClassVar[frozenset[str]] = frozenset()
     keep: int = field(default=0, metadata={"doc": "s_nop instructions to keep per kernel"})
 
     def run(self, kernel, am) -> PassResult:

@@ -24,7 +24,7 @@ class DeadCodeElimination(Pass):
     """
 
     name: ClassVar[str] = "dce"
-    preserves: ClassVar[frozenset[str]] = frozenset({"cfg"})
+    preserves: ClassVar[frozenset[str]] = frozenset()
     max_iterations: int = field(default=16, metadata={"doc": "fixpoint iteration limit"})
 
     def run(self, kernel: Kernel, am) -> PassResult:

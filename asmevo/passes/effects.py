@@ -60,6 +60,7 @@ class Effects:
     barrier_kernel: bool = False
     kind: str = "other"
     known: bool = True
+    ndefs: int = 0
 
 
 SMEM_PREFIXES = ("s_load_", "s_buffer_load_", "s_store_", "s_buffer_store_", "s_atomic_",
@@ -272,8 +273,9 @@ def _classify(inst: Instruction) -> Effects:
     else:
         dmust.update(d_units)
     uses.update(u_units)
+    ndefs = len(defs_ops) if defs_ops == list(ops[:len(defs_ops)]) else -1
     return Effects(frozenset(uses), frozenset(dmay), frozenset(dmust), side, vector, partial,
-                   uses_all, barrier, kind, known)
+                   uses_all, barrier, kind, known, ndefs)
 
 
 _CACHE: dict[tuple, Effects] = {}

@@ -258,8 +258,7 @@ def _build(p: _Parser, raw: list, in_kernel: bool) -> list[Node]:
             if params or children is not None:
                 raise p.error("'default' takes no parameters or nested passes", start)
             if in_kernel:
-                raise p.error("'default' contains module passes and cannot be nested "
-                              "inside kernel(...)", start)
+                raise p.error("'default' cannot be nested inside kernel(...)", start)
             out.extend(parse_pipeline(registry.DEFAULT_PIPELINE))
         else:
             info = registry.lookup(name)

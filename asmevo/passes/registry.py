@@ -22,15 +22,11 @@ BUILTIN = {
     "waitcnt-relax": "waitcnt_relax:WaitcntRelax",
     "nop-trim": "nop_trim:NopTrim",
     "copy-prop": "copy_prop:CopyPropagation",
-    "peephole": "peephole:Peephole",
-    "sched": "sched:Schedule",
-    "regalloc-compact": "regalloc_compact:RegallocCompact",
     "window-edit": "window_edit:WindowEdit",
 }
 
 #: The ``default`` pipeline (the text it expands to; see docs/passes.md).
-DEFAULT_PIPELINE = ("kernel(copy-prop,peephole,dce,sched,waitcnt-relax,nop-trim),"
-                    "regalloc-compact")
+DEFAULT_PIPELINE = "kernel(copy-prop,dce,waitcnt-relax,nop-trim)"
 
 
 class RegistryError(AsmevoError):

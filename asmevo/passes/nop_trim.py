@@ -1,0 +1,92 @@
+"""nop-trim: shorten or remove s_nop to what the hazard rules require."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..ir import Imm, Instruction, Kernel
+from .base import Pass, PassResult
+
+
+def hazard_violations(kernel: Kernel, am) -> Counter | None:
+    """Hazard violations of ``kernel`` as a multiset of position-free messages,
+    or ``None`` when the hazard analysis (``asmevo.analysis.hazards``) is unavailable."""
+    from .checks import _describe
+    try:
+        h = am.get("hazards", kernel)
+    except (KeyError, ImportError):
+        return None
+    return Counter(_describe(v) for v in getattr(h, "violations", ()))
+
+
+def _nop(n: int) -> Instruction:
+    return Instruction("s_nop", [Imm(n)])
+
+
+@dataclass
+class NopTrim(Pass):
+    """Shorten or remove each s_nop as far as the hazard analysis allows.
+
+    ``s_nop N`` provides N+1 wait states (CDNA3 ISA guide, "Manually inserted
+    wait states"; LLVM ``GCNHazardRecognizer``).  Each s_nop is tried at
+    smaller counts (removal first, then binary search) and a candidate is kept
+    only when :mod:`asmevo.analysis.hazards` reports no violation that was not
+    there before.  Without the hazard analysis the pass changes nothing.
+    """
+
+    name: ClassVar[str] = "nop-trim"
+    preserves: ClassVar[frozenset[str]] = frozenset()
+    max_checks: int = field(default=4000, metadata={
+        "doc": "hazard-analysis runs per kernel before giving up (leaves the rest alone)"})
+
+    def run(self, kernel: Kernel, am) -> PassResult:
+        """Trim the s_nops of ``kernel``; stats ``removed-nops``, ``shortened-nops``."""
+        stats = Counter()
+        base = hazard_violations(kernel, am)
+        if base is None:
+            stats["skipped-no-hazard-analysis"] += 1
+            return PassResult(changed=False, stats=stats)
+        budget = [self.max_checks]
+
+        def ok() -> bool:
+            budget[0] -= 1
+            am.invalidate(kernel, frozenset())
+            v = hazard_violations(kernel, am)
+            return v is not None and not (v - base)
+
+        for b in kernel.blocks:
+            i = 0
+            while i < len(b.instructions):
+                inst = b.instructions[i]
+                if inst.opcode != "s_nop" or not inst.operands or budget[0] <= 0:
+                    i += 1
+                    continue
+                n = getattr(inst.operands[0], "value", None)
+                if not isinstance(n, int):
+                    i += 1
+                    continue
+                del b.instructions[i]           # try removing it
+                if ok():
+                    stats["removed-nops"] += 1
+                    continue
+                lo, hi = 0, n                   # smallest count in [0, n] that is safe
+                best = n
+                while lo < hi and budget[0] > 0:
+                    mid = (lo + hi) // 2
+                    b.instructions.insert(i, _nop(mid))
+                    good = ok()
+                    del b.instructions[i]
+                    if good:
+                        best, hi = mid, mid
+                    else:
+                        lo = mid + 1
+                if best < n:
+                    b.instructions.insert(i, _nop(best))
+                    stats["shortened-nops"] += 1
+                else:
+                    b.instructions.insert(i, inst)
+                am.invalidate(kernel, frozenset())
+                i += 1
+        return PassResult(stats=stats)
