@@ -5,7 +5,8 @@ list of entries, one picked with ``entry``).  Keys used: ``name``, ``kernel``,
 ``block``, ``grid``, ``args`` (in kernel order: ``name``, ``kind`` buffer|scalar,
 ``dtype``, ``count``/``init`` for buffers, ``value`` for scalars, ``role``
 in|out|inout), ``reference`` (``file.py:function`` relative to the harness
-file), ``rtol``/``atol``.  See /work/shared/corpus/README.md.
+file), ``rtol``/``atol``; optional ``dynamic_lds`` (bytes; default: the rest of the
+64 KiB LDS).  See /work/shared/corpus/README.md.
 
 Inputs are drawn with ``np.random.default_rng(seed)``, buffers in argument
 order, exactly as the corpus ``check_manifest.py`` does for seed 0.
@@ -130,7 +131,8 @@ def make_launch(harness: dict, inputs: dict) -> Launch:
                             role=a.get("role", "in")))
         else:
             args.append(Arg(a["name"], "scalar", a["dtype"], value=inputs[a["name"]]))
-    return Launch(tuple(harness["block"]), tuple(harness["grid"]), args)
+    return Launch(tuple(harness["block"]), tuple(harness["grid"]), args,
+                  dynamic_lds=harness.get("dynamic_lds"))
 
 
 def reference(harness: dict, inputs: dict) -> dict:

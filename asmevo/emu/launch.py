@@ -56,6 +56,8 @@ _DIRECTIVE_FIELDS = {
     ".amdhsa_system_vgpr_workitem_id": "enable_vgpr_workitem_id",
     ".amdhsa_uses_dynamic_stack": "uses_dynamic_stack",
 }
+#: LDS bytes per workgroup on gfx942 (CDNA3 ISA guide, "Local data share").
+LDS_BYTES = 65536
 _DEFAULTS = {v: 0 for v in _DIRECTIVE_FIELDS.values()}
 _DEFAULTS["enable_sgpr_workgroup_id_x"] = 1
 
@@ -177,12 +179,15 @@ class Arg:
 
 @dataclass
 class Launch:
-    """Grid (workgroups per dimension), block (work items per dimension), arguments."""
+    """Grid (workgroups per dimension), block (work items per dimension), arguments.
+
+    ``dynamic_lds``: bytes of dynamically allocated LDS added to the kernel's
+    ``group_segment_fixed_size``; ``None`` gives the rest of the 64 KiB."""
 
     block: tuple
     grid: tuple
     args: list
-    dynamic_lds: int = 0
+    dynamic_lds: int | None = None
     max_instructions_per_wave: int = 50_000_000
 
 
@@ -290,6 +295,10 @@ def run_kernel(module, kernel_name: str, launch: Launch, *, program: Program | N
     block = tuple(int(x) for x in launch.block) + (1,) * (3 - len(launch.block))
     grid = tuple(int(x) for x in launch.grid) + (1,) * (3 - len(launch.grid))
     launch.block, launch.grid = block, grid
+    if launch.dynamic_lds is None:
+        # Dynamic LDS is a launch parameter the corpus schema does not carry (Triton passes
+        # its kernels' `shared` size at launch): default to the rest of the 64 KiB LDS.
+        launch.dynamic_lds = max(0, LDS_BYTES - cfg.f("group_segment_fixed_size"))
     if min(block) < 1 or min(grid) < 1 or block[0] * block[1] * block[2] > 1024:
         raise AsmevoError(f"bad launch shape block={block} grid={grid}")
     reqd = cfg.meta.get(".reqd_workgroup_size")

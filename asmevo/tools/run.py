@@ -1,0 +1,82 @@
+"""``asmevo run K.co --harness H.json [--entry NAME] [--seed N] [--out DIR] [--check]``.
+
+Runs one kernel in the embedded gfx942 emulator with inputs drawn from the
+harness (corpus manifest-entry schema, see :mod:`asmevo.emu.harness`), writes
+every output buffer as ``DIR/<arg>.npy`` when ``--out`` is given, and prints
+waves, instructions executed and time.  ``--check`` compares the outputs with
+the entry's reference and exits 1 on a mismatch, naming the buffer, the first
+differing index and both values.  Bad input exits 2.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+
+from ..errors import AsmevoError
+from ..fileio import write_output
+
+
+def add_arguments(p) -> None:
+    """Arguments: kernel file, ``--harness``, ``--entry``, ``--kernel``, ``--seed``, ``--out``,
+    ``--check``, ``--lds``."""
+    p.add_argument("input", help="code object (.co/.hsaco) or assembly (.s/.amdgcn)")
+    p.add_argument("--harness", required=True, help="harness JSON: one manifest entry or a manifest list")
+    p.add_argument("--entry", help="entry name when the harness holds several")
+    p.add_argument("--kernel", help="kernel symbol (default: the entry's 'kernel', else the only kernel)")
+    p.add_argument("--seed", type=int, default=0, help="seed of np.random.default_rng for inputs (0)")
+    p.add_argument("--out", help="directory for <buffer>.npy outputs")
+    p.add_argument("--check", action="store_true", help="compare with the reference; exit 1 on mismatch")
+    p.add_argument("--lds", type=int, default=None,
+                   help="dynamic LDS bytes (default: the rest of the 64 KiB)")
+
+
+def run(args) -> int:
+    """Run the kernel; 0 on success, 1 on a --check mismatch."""
+    from ..emu import harness as H
+    from ..emu import run_kernel
+    from ..frontend.loader import load
+    h = H.load_harness(args.harness, args.entry)
+    module = load(args.input)
+    name = args.kernel or h.get("kernel")
+    if name is None:
+        ks = [k.name for k in module.kernels if k.is_kernel]
+        if len(ks) != 1:
+            raise AsmevoError(f"choose a kernel with --kernel ({', '.join(ks)})", file=args.input)
+        name = ks[0]
+    if name not in [k.name for k in module.kernels]:
+        raise AsmevoError(f"no kernel {name!r}; kernels: {', '.join(k.name for k in module.kernels)}",
+                          file=args.input)
+    inputs = H.make_inputs(h, args.seed)
+    launch = H.make_launch(h, inputs)
+    if args.lds is not None:
+        launch.dynamic_lds = args.lds
+    res = run_kernel(module, name, launch)
+    rate = res.lane_instructions / res.seconds / 1e6 if res.seconds > 0 else 0.0
+    print(f"{name}: {res.waves} waves, {res.instructions} instructions "
+          f"({res.lane_instructions} lane-instructions), {res.seconds:.3f} s, {rate:.2f} M lane-inst/s")
+    if res.writes_outside:
+        regs = sorted({r for r, _, _ in res.writes_outside})
+        print(f"warning: stores into non-output buffers: {', '.join(regs)}")
+    if args.out:
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            raise AsmevoError("--out must be a directory", file=args.out)
+        os.makedirs(args.out, exist_ok=True)
+        for a in h["args"]:
+            if a["kind"] == "buffer" and a.get("role", "in") in ("out", "inout"):
+                bio = io.BytesIO()
+                np.save(bio, res.outputs[a["name"]])
+                write_output(os.path.join(args.out, a["name"] + ".npy"), bio.getvalue(),
+                             inputs=(args.input, args.harness))
+    if args.check:
+        want = H.reference(h, inputs)
+        errs = H.compare(h, res.outputs, want)
+        if errs:
+            for e in errs:
+                print(f"MISMATCH {e}")
+            return 1
+        print(f"check: {len(want)} output buffer(s) match the reference "
+              f"(rtol={h.get('rtol', 0)}, atol={h.get('atol', 0)})")
+    return 0
