@@ -2,30 +2,19 @@
 
 Tiers: tests that need the shared corpus (``../shared/corpus`` beside the
 checkout, or ``$ASMEVO_CORPUS``) use the ``corpus_dir`` fixture and are skipped
-when it is absent, so a clone of the project alone still passes.
+when it is absent, so a clone of the project alone still passes.  Helpers for
+test modules live in ``corpus_paths.py`` (import it, not ``conftest``).
 """
 
 from __future__ import annotations
 
-import os
 import pathlib
+import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _corpus() -> pathlib.Path | None:
-    env = os.environ.get("ASMEVO_CORPUS")
-    cands = [pathlib.Path(env)] if env else []
-    cands.append(ROOT.parent / "shared" / "corpus")
-    for c in cands:
-        if (c / "manifest.json").is_file():
-            return c
-    return None
-
-
-CORPUS = _corpus()
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from corpus_paths import CORPUS, ROOT, corpus_code_objects  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")
@@ -34,15 +23,6 @@ def corpus_dir() -> pathlib.Path:
     if CORPUS is None:
         pytest.skip("../shared/corpus is absent")
     return CORPUS
-
-
-def corpus_code_objects() -> list[pathlib.Path]:
-    """Every code object in the corpus (clang, Triton, AITer); [] when absent."""
-    if CORPUS is None:
-        return []
-    out = sorted(CORPUS.glob("*.co")) + sorted((CORPUS / "triton").glob("*.hsaco"))
-    out += sorted((CORPUS / "aiter").rglob("*.co"))
-    return out
 
 
 @pytest.fixture(scope="session")

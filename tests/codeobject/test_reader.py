@@ -13,7 +13,7 @@ from asmevo.frontend.codeobject import read_code_object
 from asmevo.frontend.descriptor import DIRECTIVE_FIELDS, FIELD_NAMES, KernelDescriptor
 from asmevo.frontend.metadata import decode_metadata, to_yaml
 
-from conftest import corpus_code_objects
+from corpus_paths import corpus_code_objects
 
 pytestmark = pytest.mark.corpus
 ALL = corpus_code_objects()
