@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("original", help="original code object (.co/.hsaco) or assembly (.s)")
     p.add_argument("candidate", help="candidate code object or assembly")
     p.add_argument("--harness", help="launch harness JSON (needed by --level diff/all)")
-    p.add_argument("--entry", help="kernel to check (default: all kernels; the harness's for diff)")
+    p.add_argument("--entry", help="harness entry to use when the harness is a manifest list (its kernel "
+                                   "is tested); without --harness: the kernel to check")
     p.add_argument("--trials", type=int, default=8, help="differential trials (default 8)")
     p.add_argument("--seed", type=int, default=0, help="input-generation seed (default 0)")
     p.add_argument("--level", choices=("static", "z3", "diff", "all"), default=None,
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     harness = None
     if args.harness:
         from ..verify.diff import load_harness
-        harness = load_harness(args.harness)
+        harness = load_harness(args.harness, args.entry)
     v = verify(args.original, args.candidate, harness=harness, level=level, entry=args.entry,
                trials=args.trials, seed=args.seed, tolerance=args.tolerance,
                timeout_ms=args.timeout)

@@ -115,37 +115,68 @@ def compare_buffer(orig: np.ndarray, cand: np.ndarray,
 # ----------------------------------------------------------------- harness
 
 
-def load_harness(path: str) -> Any:
-    """Load a launch harness (JSON) for differential testing.
-
-    Uses the emulator's harness loader when it exists (``asmevo.emu.harness``);
-    the format is the corpus manifest entry schema (shared/corpus/README.md):
-    ``kernel``, ``block``, ``grid``, ``args`` with ``kind``/``dtype``/``count``/
-    ``init``/``role``/``value``.
+def load_harness(path: str, entry: str | None = None) -> dict:
+    """Load a launch harness (JSON) for differential testing, through the emulator's
+    loader (:func:`asmevo.emu.harness.load_harness`): one corpus manifest entry, or a
+    manifest list from which ``entry`` picks one (shared/corpus/README.md schema).
 
     Raises:
         AsmevoError: unreadable or malformed harness (exit 2).
     """
-    try:
-        from ..emu import harness as emu_harness
-    except ImportError:
-        emu_harness = None
-    if emu_harness is not None and hasattr(emu_harness, "load_harness"):
-        return emu_harness.load_harness(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, UnicodeDecodeError) as e:
-        raise AsmevoError(f"cannot read harness: {e}", file=path) from None
-    except json.JSONDecodeError as e:
-        raise AsmevoError(f"harness is not JSON: {e.msg}", file=path, line=e.lineno, column=e.colno) from None
-    if not isinstance(data, dict) or "args" not in data:
-        raise AsmevoError("harness must be a JSON object with 'kernel', 'block', 'grid', 'args'",
-                          file=path)
-    return data
+    from ..emu.harness import load_harness as _load
+    return _load(path, entry)
 
 
 # ----------------------------------------------------------------- the layer
+
+_UNSUPPORTED_MARKS = ("has no semantics", "is not emulated", "cannot be emulated", "not emulated yet",
+                      "not supported by the emulator")
+
+
+def _classify(err: Exception) -> str:
+    """``"unsupported"`` (the emulator cannot run it), ``"hang"`` or ``"fault"``."""
+    msg = str(err)
+    if any(m in msg for m in _UNSUPPORTED_MARKS):
+        return "unsupported"
+    if "runaway" in msg:
+        return "hang"
+    return "fault"
+
+
+def trial_inputs(harness: dict, trial: int, seed: int) -> tuple[dict, str]:
+    """Inputs of trial ``trial``: ``(name -> array/scalar, kind)``.
+
+    Kinds cycle ``random`` (the harness's own generator, seed ``seed + trial``),
+    ``edge-float`` (about a quarter of every float input element replaced by edge
+    values, output buffers prefilled with random bytes) and ``edge-all`` (also
+    integer inputs).  Scalars keep the harness values (they size the launch).
+    """
+    from ..emu.harness import make_inputs
+    s = seed + trial
+    inputs = make_inputs(harness, s)
+    kind = ("random", "edge-float", "edge-all")[trial % 3]
+    rng = np.random.default_rng([s, 0x5EED])
+    for a in harness["args"]:
+        if a["kind"] != "buffer":
+            continue
+        v = inputs[a["name"]]
+        role = a.get("role", "in")
+        if role == "out" and kind != "random":
+            inputs[a["name"]] = rng.integers(0, 256, v.nbytes, dtype=np.uint8).view(v.dtype).copy()
+        elif role in ("in", "inout") and kind != "random":
+            if v.dtype.kind == "f" or kind == "edge-all":
+                inputs[a["name"]] = inject_edges(v, rng)
+    return inputs, kind
+
+
+def _run(module: Module, kernel: str, harness: dict, inputs: dict, limit: int | None):
+    from ..emu.harness import make_launch
+    launch = make_launch(harness, {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                                   for k, v in inputs.items()})
+    if limit is not None:
+        launch.max_instructions_per_wave = limit
+    from ..emu import run_kernel
+    return run_kernel(module, kernel, launch)
 
 
 def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None = None,
@@ -153,20 +184,75 @@ def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None 
                  tolerance: tuple[float, float] | None = None) -> Verdict:
     """Run both modules on ``trials`` identical launches and compare (see module docstring).
 
+    ``harness`` is a loaded harness dict (or a path); its ``kernel`` is run.
+
     Returns a Verdict: ``accepted``, ``rejected-output-mismatch``,
-    ``rejected-stray-write``, ``rejected-emulation-fault``, ``unknown-timeout``
-    (step budget) or ``unknown-unsupported`` (the emulator cannot run it).
+    ``rejected-stray-write``, ``rejected-emulation-fault``,
+    ``unknown-unsupported`` (the emulator cannot run one of them, or every
+    trial was outside the original's domain).
     """
-    try:
-        from ..emu import run_kernel  # noqa: F401
-    except ImportError as e:
-        return Verdict(Status.UNKNOWN_UNSUPPORTED, f"the emulator is not available ({e})",
-                       [Evidence("diff", "unavailable", str(e))])
-    return Verdict(Status.UNKNOWN_UNSUPPORTED, "differential testing is not wired to the emulator yet")
-
-
-def _isnan(x) -> bool:
-    try:
-        return math.isnan(x)
-    except TypeError:
-        return False
+    if not isinstance(harness, dict):
+        harness = load_harness(str(harness), entry)
+    kernel = harness.get("kernel") or entry
+    if not kernel:
+        raise AsmevoError("the harness names no kernel", file=harness.get("_file"))
+    roles = {a["name"]: a.get("role", "in") for a in harness["args"] if a["kind"] == "buffer"}
+    skipped: list[str] = []
+    ran = 0
+    for t in range(trials):
+        inputs, kind = trial_inputs(harness, t, seed)
+        try:
+            ro = _run(orig, kernel, harness, inputs, None)
+        except AsmevoError as e:
+            if _classify(e) == "unsupported":
+                return Verdict(Status.UNKNOWN_UNSUPPORTED, f"the emulator cannot run the original: {e}",
+                               [Evidence("diff", "unsupported", str(e), {"trial": t, "side": "original"})])
+            if kind == "random":
+                raise AsmevoError(f"the original faults on the harness inputs (trial {t}): {e}") from None
+            skipped.append(f"trial {t} ({kind}): original faults: {str(e)[:160]}")
+            continue
+        limit = 4 * max(ro.instructions, 1) + 100_000
+        try:
+            rc = _run(cand, kernel, harness, inputs, limit)
+        except AsmevoError as e:
+            c = _classify(e)
+            data = {"trial": t, "trial_kind": kind, "error": str(e)}
+            if c == "unsupported":
+                return Verdict(Status.UNKNOWN_UNSUPPORTED, f"the emulator cannot run the candidate: {e}",
+                               [Evidence("diff", "unsupported", str(e), data)])
+            return Verdict(Status.REJECTED_EMULATION_FAULT,
+                           f"trial {t} ({kind}): the candidate {'hangs' if c == 'hang' else 'faults'} "
+                           f"where the original does not: {e}",
+                           [Evidence("diff", c, str(e), data)])
+        ran += 1
+        extra = sorted(set(map(tuple, rc.writes_outside)) - set(map(tuple, ro.writes_outside)))
+        if extra:
+            r0 = extra[0]
+            return Verdict(Status.REJECTED_STRAY_WRITE,
+                           f"trial {t} ({kind}): the candidate writes {r0[2]} bytes at offset {r0[1]} of "
+                           f"{r0[0]}, which is not an output",
+                           [Evidence("diff", "stray-write", f"{len(extra)} write(s) outside outputs",
+                                     {"trial": t, "writes": [list(x) for x in extra[:16]]})])
+        for name in sorted(roles, key=lambda n: (roles[n] == "in", n)):
+            o, c = ro.outputs.get(name), rc.outputs.get(name)
+            if o is None or c is None:
+                continue
+            mm = compare_buffer(o, c, tolerance if roles[name] != "in" else None)
+            if mm is None:
+                continue
+            st = Status.REJECTED_STRAY_WRITE if roles[name] == "in" else Status.REJECTED_OUTPUT_MISMATCH
+            what = "input buffer" if roles[name] == "in" else "output"
+            return Verdict(st, f"trial {t} ({kind}): {what} {name}[{mm.index}]: original {mm.original}, "
+                               f"candidate {mm.candidate} ({mm.count} element(s) differ)",
+                           [Evidence("diff", "first-mismatch", f"{name}[{mm.index}]",
+                                     {"trial": t, "trial_kind": kind, "seed": seed + t, "buffer": name,
+                                      "index": mm.index, "original": mm.original,
+                                      "candidate": mm.candidate, "count": mm.count})])
+    if ran == 0:
+        return Verdict(Status.UNKNOWN_UNSUPPORTED, "no trial ran: the original faults on every input",
+                       [Evidence("diff", "skipped", s) for s in skipped])
+    v = Verdict(Status.ACCEPTED, f"{ran} trial(s) identical" + (f", {len(skipped)} skipped"
+                                                                 if skipped else ""),
+                [Evidence("diff", "trials", f"{ran} of {trials} trials compared",
+                          {"ran": ran, "skipped": skipped})])
+    return v

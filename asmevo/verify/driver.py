@@ -130,6 +130,12 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
         return bad
     from .abi import compare_abi
     from .static import check_static
+    if "diff" in layers and not isinstance(harness, dict):
+        from .diff import load_harness
+        harness = load_harness(os.fspath(harness), entry)
+    hk = harness.get("kernel") if isinstance(harness, dict) else None
+    if entry and hk:
+        entry = hk  # --entry picked the harness entry; verify its kernel
     kernels = [entry] if entry else None
     status: dict[str, str] = {}
     parts: list[Verdict] = []
@@ -163,8 +169,28 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
                           tolerance=tolerance)
         status["diff"] = _layer_state(dv)
         parts.append(dv)
+        untested = [n for n in changed_kernels(orig, cand, kernels) if n != hk]
+        if untested and not (z3v is not None and z3v.outcome == "accepted"):
+            parts.append(Verdict(Status.UNKNOWN_UNSUPPORTED,
+                                 f"kernel(s) {', '.join(untested)} changed but the harness runs only "
+                                 f"{hk}, and z3 did not prove them",
+                                 [Evidence("diff", "untested-kernels", ", ".join(untested))]))
     from .verdict import combine
     return combine(parts, status, names)
+
+
+def changed_kernels(orig: Module, cand: Module, kernels: list[str] | None = None) -> list[str]:
+    """Names of kernels (or device functions) whose instructions differ between the modules."""
+    ko = {k.name: k for k in orig.kernels}
+    out = []
+    for k in cand.kernels:
+        if kernels and k.name not in kernels:
+            continue
+        o = ko.get(k.name)
+        if o is None or [i.key() for i in o.instructions()] != [i.key() for i in k.instructions()] \
+                or [b.label for b in o.blocks] != [b.label for b in k.blocks]:
+            out.append(k.name)
+    return out
 
 
 def _layer_state(v: Verdict) -> str:
