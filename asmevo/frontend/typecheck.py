@@ -61,7 +61,53 @@ _CLASS_WORDS = {
     "HWREG": "hwreg(...) or an immediate", "SENDMSG": "sendmsg(...) or an immediate",
     "WAITCNT": "vmcnt(...)/expcnt(...)/lgkmcnt(...) or an immediate",
     "GPR_IDX": "gpr_idx(...) or an immediate", "SWIZZLE": "swizzle(...) or an immediate",
+    "SADDR": "an SGPR address or off", "SMEM_OFFSET": "an offset or SGPR",
+    "LABEL": "a label or branch offset", "KIMM32": "a 32-bit constant",
 }
+
+
+# Inline constants (CDNA3 ISA guide, "Scalar Operands": codes 128..208 and 240..248).
+# llvm-mc also folds the bit patterns of the inline floats (f16/f32/f64) written as
+# integers, and the 32-bit two's complement of -16..-1.
+_INLINE_FLOATS = frozenset({0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.15915494,
+                            0.15915494309189535})
+_INLINE_PATTERNS = frozenset(
+    [0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000, 0xc0000000, 0x40800000,
+     0xc0800000, 0x3e22f983,
+     0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118,
+     0x3fe0000000000000, 0xbfe0000000000000, 0x3ff0000000000000, 0xbff0000000000000,
+     0x4000000000000000, 0xc000000000000000, 0x4010000000000000, 0xc010000000000000,
+     0x3fc45f306dc9c882]
+    + [(1 << 32) - k for k in range(1, 17)] + [(1 << 64) - k for k in range(1, 17)])
+
+
+def is_inline_constant(imm: Imm) -> bool:
+    """Whether an immediate encodes as an inline constant (no literal dword)."""
+    v = imm.value
+    if isinstance(v, float):
+        return v in _INLINE_FLOATS
+    return -16 <= v <= 64 or v in _INLINE_PATTERNS
+
+
+def _literal_key(op):
+    """A key naming the literal an operand needs, or ``None`` (register / inline constant)."""
+    b = op.base if isinstance(op, Src) else op
+    if isinstance(b, Imm):
+        return None if is_inline_constant(b) else ("imm", b.value)
+    if isinstance(b, (Label, Expr)):
+        return ("sym", str(b))
+    return None
+
+
+def _scalar_key(op):
+    """A key naming the scalar register an operand reads over the constant bus, or ``None``."""
+    b = op.base if isinstance(op, Src) else op
+    if isinstance(b, Reg) and b.file in ("s", "ttmp"):
+        return (b.file, b.index)
+    if isinstance(b, Special) and (b.name in _SGPR_SPECIALS or b.name in _SRC_CONSTANTS) \
+            and b.name not in ("null",):
+        return ("special", b.name)
+    return None
 
 
 def _field(obj, name, default=None):
@@ -178,15 +224,20 @@ def check_register(op, ctx: _Ctx | None = None, k: int | None = None) -> str | N
 def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool) -> bool:
     """Whether operand ``op`` fits table class ``cls``."""
     b = op.base if isinstance(op, Src) else op
-    if cls in ("IMM", "HWREG", "SENDMSG", "WAITCNT", "GPR_IDX", "SWIZZLE"):
+    if cls in ("IMM", "HWREG", "SENDMSG", "WAITCNT", "GPR_IDX", "SWIZZLE", "LABEL", "KIMM32"):
         return isinstance(b, (Imm, Label, Expr, Func, FuncList))
+    if cls == "SADDR":  # an SGPR (pair for global_*) or off
+        return b == Special("off") or (isinstance(b, Reg) and b.file in ("s", "ttmp"))
+    if cls == "SMEM_OFFSET":  # immediate offset or SGPR soffset (or m0)
+        return isinstance(b, (Imm, Label, Expr)) or b == Special("m0") or (
+            isinstance(b, Reg) and b.file in ("s", "ttmp"))
     if cls == "special":
         if isinstance(b, Special):
             if name == "off" or b.name == name:
                 return True
             return name not in ("vcc", "off") and b.name in _SGPR_SPECIALS
-        if isinstance(b, Reg):  # "off" stands for an optional address register
-            return name not in ("vcc",) and (name == "off" or b.file in ("s", "ttmp"))
+        if isinstance(b, Reg):  # "off" stands for an optional SGPR address (saddr)
+            return name not in ("vcc",) and b.file in ("s", "ttmp")
         return False
     files = set()
     consts = lits = False
@@ -204,13 +255,12 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool) -> bool:
         files, consts = {"s", "ttmp"}, True
     elif cls == "VSRC":
         files, consts, lits = {"v", "s", "ttmp"}, True, True
-    elif cls in ("VCSRC", "VS"):
+    elif cls in ("VCSRC", "VS"):  # VOP3/VOP3P/SDWA sources: no literal on gfx9
         files, consts = {"v", "s", "ttmp"}, True
-        lits = True  # llvm-mc reports literal-size limits itself
     elif cls == "VISRC":
         files, consts = ({"v", "a"} if mfma else {"v"}), True
     elif cls == "AVSRC":
-        files, consts = {"v", "a", "s", "ttmp"}, True
+        files, consts = {"v", "a"}, True
     else:
         return True  # a class this checker does not know: accept
     if isinstance(b, Reg):
@@ -220,7 +270,7 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool) -> bool:
             return False
         return bool(files & {"s", "ttmp"}) and (b.name in _SGPR_SPECIALS or b.name in _SRC_CONSTANTS)
     if isinstance(b, Imm):
-        return consts or lits
+        return lits or (consts and is_inline_constant(b))
     if isinstance(b, (Label, Expr)):
         return lits
     return False
@@ -244,12 +294,43 @@ def _specs(info, inst: Instruction) -> list[tuple[str, str, int | None]]:
              _field(o, "width", None)) for i, o in enumerate(ops)]
 
 
+def _roles(info, inst: Instruction, n: int) -> list[str | None]:
+    ops = _field(info, "operands", ()) or ()
+    rtn = _field(info, "rtn_operands", None)
+    if rtn and len(rtn) == len(inst.operands) and len(ops) != len(inst.operands):
+        ops = rtn
+    roles = [_field(o, "role", None) for o in ops]
+    return roles if len(roles) == n else [None] * n
+
+
 #: Instructions whose last immediate operand may be omitted (LLVM SOPPInstructions.td:
 #: ``s_endpgm`` has an optional imm16).
 _OPTIONAL_LAST_IMM = frozenset({"s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"})
 #: v_readlane/v_writelane lane selects and sources take an SGPR, M0 or an inline constant
 #: (LLVM VOP3Instructions.td: SCSrc_b32 / SSrcOrLds_b32).
 _LANE_OPS = frozenset({"v_readlane_b32", "v_writelane_b32"})
+
+
+def _flat_specs(inst: Instruction, specs: list) -> list:
+    """global_*/scratch_* address forms (LLVM FLATInstructions.td, CDNA3 ISA guide "Flat,
+    Scratch and Global Instructions"): global takes ``vaddr`` = VGPR pair with ``off``, or a
+    32-bit VGPR offset with an SGPR-pair ``saddr``; scratch takes a VGPR or ``off`` and an
+    SGPR or ``off``."""
+    scratch = inst.opcode.startswith("scratch_")
+    out = []
+    for k, (n, c, w) in enumerate(specs):
+        if n == "vaddr":
+            if scratch:
+                out.append((n, "VGPR_OR_OFF", 1))
+            else:
+                saddr_is_reg = any(isinstance(o, Reg) and (sc == "SADDR" or sn == "off")
+                                   for o, (sn, sc, _w) in zip(inst.operands, specs))
+                out.append((n, "VGPR", 1 if saddr_is_reg else 2))
+        elif c == "SADDR" or (c == "special" and n == "off"):
+            out.append(("saddr", "SGPR_OR_OFF", 1 if scratch else 2))
+        else:
+            out.append((n, c, w))
+    return out
 
 
 def _alternatives(info, inst: Instruction, specs: list) -> list[list]:
@@ -262,11 +343,11 @@ def _alternatives(info, inst: Instruction, specs: list) -> list[list]:
     of the immediate offset, MUBUF loads with ``lds`` (no vdata), and an
     omitted optional immediate.
     """
-    enc = (_field(info, "enc", "") or "").upper()
+    enc = (_field(info, "enc", "") or _field(info, "family", "") or "").upper()
     op = inst.opcode
     alts = [specs]
-    if enc == "FLAT" or op.startswith(("global_", "scratch_", "flat_")):
-        alts.append([(n, "VADDR", w) if n == "vaddr" else (n, c, w) for n, c, w in specs])
+    if op.startswith(("global_", "scratch_")):
+        alts.append(_flat_specs(inst, specs))
     if enc == "SMEM" or op.startswith(("s_load", "s_store", "s_buffer", "s_atomic",
                                        "s_scratch")):
         alts.append([(n, "SOFFSET", w) if c == "IMM" else (n, c, w) for n, c, w in specs])
@@ -276,8 +357,15 @@ def _alternatives(info, inst: Instruction, specs: list) -> list[list]:
     if op in _OPTIONAL_LAST_IMM and specs and specs[-1][1] == "IMM":
         alts.append(specs[:-1])
     if op in _LANE_OPS:
-        alts.append([(n, "SCSRC", w) if c == "SGPR" and w == 1 else (n, c, w)
-                     for n, c, w in specs])
+        alts.append([(n, "SCSRC", w) if c == "SGPR" and w == 1 and i > 0 else (n, c, w)
+                     for i, (n, c, w) in enumerate(specs)])
+    if (enc == "SMEM" or op.startswith(("s_load", "s_buffer_load"))) and specs \
+            and specs[-1][1] in ("IMM", "SMEM_OFFSET"):
+        alts.append(specs[:-1])  # the offset may be omitted (0)
+    if op.endswith("_e32") and any(c == "special" and n.startswith("vcc") for n, c, w in specs):
+        # llvm-mc accepts VOP2/VOPC e32 forms without the implicit vcc operands
+        alts.append([(n, c, w) for n, c, w in specs
+                     if not (c == "special" and n.startswith("vcc"))])
     return alts
 
 
@@ -321,11 +409,11 @@ def _first_problem(inst: Instruction, specs: list) -> tuple[str, int | None] | N
                 f"({names}), got {len(inst.operands)}", k)
     mfma = inst.opcode.startswith(("v_mfma", "v_smfmac"))
     for k, (op, (name, cls, width)) in enumerate(zip(inst.operands, specs)):
-        if cls == "VADDR":  # FLAT address: VGPR pair, VGPR offset with saddr, or off
+        if cls in ("VGPR_OR_OFF", "SGPR_OR_OFF"):
             b = op.base if isinstance(op, Src) else op
-            if (isinstance(b, Reg) and b.file == "v" and b.count in (1, 2)) or b == Special("off"):
+            if b == Special("off"):
                 continue
-            cls = "VGPR"
+            cls = "VGPR" if cls == "VGPR_OR_OFF" else "SGPR"
         elif cls == "SOFFSET":  # SMEM offset: immediate or SGPR soffset
             b = op.base if isinstance(op, Src) else op
             if isinstance(b, (Imm, Label, Expr)) or (isinstance(b, Reg) and b.file == "s"
@@ -337,10 +425,52 @@ def _first_problem(inst: Instruction, specs: list) -> tuple[str, int | None] | N
             return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op} is not {want}", k)
         w = _width_of(op)
         if w is not None and width and cls not in ("IMM",) and w != width and not (
-                cls == "special" and name == "off"):
+                cls == "special" and name == "off" and not isinstance(op, Reg)):
             return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op} is "
                     f"{w} dword{'s' if w != 1 else ''} wide; expected {width}", k)
+    return _operand_rules(inst, specs)
+
+
+def _operand_rules(inst: Instruction, specs: list) -> tuple[str, int | None] | None:
+    """Rules across operands (LLVM AMDGPUAsmParser::validateInstruction, gfx9 limits)."""
+    ops = inst.operands
+    # one unique 32-bit literal per instruction
+    lits: dict = {}
+    for k, op in enumerate(ops):
+        key = _literal_key(op)
+        if key is not None:
+            lits.setdefault(key, k)
+    if len(lits) > 1:
+        return ("only one unique literal operand is allowed", list(lits.values())[1])
+    opc = inst.opcode
+    if opc.startswith("v_"):
+        # constant bus: one scalar value (SGPR, special or literal) per VALU instruction
+        last = len(specs) - 1
+        used: dict = {}
+        for k, (op, (name, cls, _w)) in enumerate(zip(ops, specs)):
+            is_src = name.startswith("src") or (cls == "special" and name.startswith("vcc")
+                                               and k == last and k > 0)
+            if not is_src:
+                continue
+            if opc == "v_writelane_b32" and base_is(op, Special("m0")):
+                continue  # the M0 lane select does not count
+            key = _scalar_key(op) or _literal_key(op)
+            if key is not None:
+                used.setdefault(key, k)
+        if len(used) > 1:
+            return ("invalid operand (violates constant bus restrictions): gfx942 VALU "
+                    "instructions read at most one SGPR or literal", list(used.values())[1])
+        if opc.startswith(("v_mfma", "v_smfmac")) and len(ops) >= 4:
+            d, c = (o.base if isinstance(o, Src) else o for o in (ops[0], ops[3]))
+            if isinstance(d, Reg) and isinstance(c, Reg) and d.file != c.file:
+                return (f"invalid operand: MFMA src2 {c} and destination {d} must be in the same "
+                        f"register file (acc_cd selects both)", 3)
     return None
+
+
+def base_is(op, other) -> bool:
+    """Whether ``op`` without source modifiers equals ``other``."""
+    return (op.base if isinstance(op, Src) else op) == other
 
 
 def check_module(module: Module, filename: str | None = None, text: str | None = None) -> None:
