@@ -1,0 +1,338 @@
+"""The gfx942 ISA table (asmevo.isa, isa_specs/gfx942.json) against LLVM 19 and the corpus."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from asmevo import isa
+from asmevo.ir.instruction import Instruction
+from asmevo.ir.operands import Imm, Label, Reg, Special
+
+MC = ["-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-show-encoding"]
+_ENC = re.compile(r"^\s*(\S+).*; encoding: \[([^\]]*)\]")
+
+
+def _assemble(llvm_mc, lines):
+    """Assemble ``lines`` with llvm-mc; return {line index: bytes} for the lines that
+    assembled (errors drop that line)."""
+    p = subprocess.run([llvm_mc, *MC], input="\n".join(lines) + "\n", capture_output=True,
+                       text=True, timeout=300)
+    bad = {int(m.group(1)) - 1 for m in re.finditer(r"<stdin>:(\d+):\d+: error", p.stderr)}
+    good = [i for i in range(len(lines)) if i not in bad]
+    encs = []
+    for ln in p.stdout.splitlines():
+        m = _ENC.match(ln)
+        if m:
+            encs.append(bytes(int(x, 16) for x in m.group(2).split(",")))
+    assert len(encs) == len(good), (len(encs), len(good))
+    return dict(zip(good, encs))
+
+
+def _opcode_field(enc_family: str, b: bytes) -> int:
+    """The opcode field of an encoding (CDNA3 ISA guide, Microcode Formats)."""
+    w0 = int.from_bytes(b[:4], "little")
+    w1 = int.from_bytes(b[4:8], "little") if len(b) >= 8 else 0
+    f = {
+        "SOP2": (w0 >> 23) & 0x7F, "SOPK": (w0 >> 23) & 0x1F, "SOP1": (w0 >> 8) & 0xFF,
+        "SOPC": (w0 >> 16) & 0x7F, "SOPP": (w0 >> 16) & 0x7F, "SMEM": (w0 >> 18) & 0xFF,
+        "VOP2": (w0 >> 25) & 0x3F, "VOP1": (w0 >> 9) & 0xFF, "VOPC": (w0 >> 17) & 0xFF,
+        "VOP3": (w0 >> 16) & 0x3FF, "VOP3P": (w0 >> 16) & 0x7F, "DS": (w0 >> 17) & 0xFF,
+        "FLAT": (w0 >> 18) & 0x7F, "GLOBAL": (w0 >> 18) & 0x7F, "SCRATCH": (w0 >> 18) & 0x7F,
+        "MUBUF": (w0 >> 18) & 0x7F, "MTBUF": (w0 >> 15) & 0xF,
+    }
+    del w1
+    return f[enc_family]
+
+
+def test_table_loads_and_counts():
+    names = isa.all_mnemonics()
+    assert len(names) > 1800
+    fams = {isa.lookup(n).family for n in names}
+    assert {"SOP1", "SOP2", "SOPK", "SOPC", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3",
+            "VOP3P", "VOP3P-MAI", "DS", "MUBUF", "MTBUF", "FLAT", "GLOBAL", "SCRATCH"} <= fams
+    variants = {isa.lookup(n).variant for n in names}
+    assert {"e32", "e64", "dpp", "sdwa", ""} <= variants
+
+
+def test_lookup_aliases():
+    assert isa.lookup("v_add_f32").name == "v_add_f32_e32"
+    assert isa.lookup("v_cmp_eq_u32").name == "v_cmp_eq_u32_e32"
+    assert isa.lookup("V_ADD_F32_E64").name == "v_add_f32_e64"
+    assert isa.lookup("v_fma_f32").name == "v_fma_f32"
+    assert isa.lookup("v_not_an_instruction") is None
+    assert isa.lookup("s_waitcnt_vscnt") is None          # not on gfx942 (ISA_NOTES §2)
+
+
+def test_every_example_reassembles_to_record(llvm_mc):
+    """Each record's example assembles (llvm-mc 19) to an encoding of the record's
+    size whose opcode field equals the record's opcode."""
+    recs = list(isa.records())
+    encs = _assemble(llvm_mc, [r.example for r in recs])
+    assert len(encs) >= len(recs) - 10        # a handful print forms the assembler rejects
+    checked = 0
+    for i, r in enumerate(recs):
+        b = encs.get(i)
+        if b is None:
+            continue
+        assert len(b) == r.size, (r.name, r.example, b.hex())
+        enc_family = r.encoding
+        if r.variant in ("dpp", "sdwa"):
+            b = b[:4]
+        assert _opcode_field(enc_family, b) == r.opcode, (r.name, b.hex())
+        checked += 1
+    assert checked > 1800
+
+
+DIVERSE = [
+    ("s_add_u32 s0, s1, s2", 4), ("s_mov_b64 s[0:1], s[2:3]", 4), ("s_movk_i32 s0, 0x1234", 4),
+    ("s_cmp_eq_u32 s0, s1", 4), ("s_cbranch_scc0 4", 4), ("s_waitcnt vmcnt(0)", 4),
+    ("s_load_dwordx4 s[0:3], s[4:5], 0x10", 8), ("s_buffer_load_dword s0, s[4:7], 0x0", 8),
+    ("v_add_f32_e32 v0, v1, v2", 4), ("v_add_f32_e64 v0, v1, v2", 8),
+    ("v_add_f32_sdwa v0, v1, v2 dst_sel:WORD_1", 8), ("v_mov_b32_dpp v0, v1 quad_perm:[1,0,3,2]", 8),
+    ("v_cmp_gt_f32_e32 vcc, v1, v2", 4), ("v_cmp_gt_f32_e64 s[0:1], v1, v2", 8),
+    ("v_cmpx_eq_u32_e32 vcc, v1, v2", 4), ("v_fma_f32 v0, v1, v2, v3", 8),
+    ("v_pk_fma_f32 v[0:1], v[2:3], v[4:5], v[6:7]", 8),
+    ("v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15]", 8),
+    ("v_mfma_f32_16x16x32_fp8_fp8 v[0:3], v[4:5], v[6:7], v[0:3]", 8),
+    ("v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10", 8),
+    ("ds_read_b128 v[0:3], v4 offset:16", 8), ("ds_write2_b32 v0, v1, v2 offset1:4", 8),
+    ("buffer_load_dword v1, v2, s[4:7], 0 offen", 8), ("buffer_store_dwordx4 v[0:3], off, s[4:7], s8", 8),
+    ("global_load_dwordx4 v[0:3], v[4:5], off", 8), ("global_store_dword v[0:1], v2, off", 8),
+    ("scratch_load_dword v0, off, s2", 8), ("flat_atomic_add v0, v[2:3], v4 sc0", 8),
+    ("tbuffer_load_format_x v1, off, s[4:7], s3", 8), ("v_fmamk_f32 v0, v1, 0x1234, v2", 8),
+    ("s_setreg_imm32_b32 hwreg(HW_REG_MODE), 0x1234", 8), ("v_readlane_b32 s0, v1, 3", 8),
+    ("v_accvgpr_write_b32 a0, v1", 8), ("v_accvgpr_read_b32 v0, a1", 8),
+    ("v_cvt_pk_fp8_f32 v0, v1, v2", 8), ("v_lshl_add_u64 v[0:1], v[2:3], 2, v[4:5]", 8),
+    ("v_mov_b64_e32 v[0:1], v[2:3]", 4), ("s_endpgm", 4), ("s_barrier", 4),
+    ("s_setpc_b64 s[0:1]", 4), ("s_swappc_b64 s[0:1], s[2:3]", 4), ("s_getpc_b64 s[0:1]", 4),
+    ("v_dot2_f32_f16 v0, v1, v2, v3", 8), ("v_div_scale_f32 v0, vcc, v1, v2, v3", 8),
+    ("v_add_co_u32_e64 v0, s[0:1], v1, v2", 8), ("v_addc_co_u32_e32 v0, vcc, v1, v2, vcc", 4),
+    ("ds_bpermute_b32 v0, v1, v2", 8), ("buffer_wbl2 sc1", 8), ("s_dcache_wb", 8),
+    ("global_load_lds_dword v[2:3], off", 8),
+]
+
+
+@pytest.mark.parametrize("text,size", DIVERSE)
+def test_diverse_sizes_against_llvm_mc(llvm_mc, text, size):
+    enc = _assemble(llvm_mc, [text])[0]
+    mn = text.split()[0]
+    from asmevo.frontend.asm_parser import parse_instruction
+    inst = parse_instruction(text)
+    info = isa.lookup(mn)
+    assert info is not None, mn
+    assert len(enc) == size == isa.encoded_size(inst), (text, enc.hex())
+    b = enc[:4] if info.variant in ("dpp", "sdwa") else enc
+    assert _opcode_field(info.encoding, b) == info.opcode
+
+
+LITERALS = [
+    "s_add_u32 s0, s1, 0x1234", "s_add_u32 s0, s1, 64", "s_add_u32 s0, s1, 65",
+    "s_add_u32 s0, s1, -16", "s_add_u32 s0, s1, -17", "s_add_u32 s0, s1, 0xfffffff0",
+    "s_mov_b32 s0, 0x3f800000", "s_mov_b32 s0, 1.0", "s_mov_b32 s0, 0.15915494",
+    "s_mov_b32 s0, 0x3e22f983", "s_mov_b64 s[0:1], 0x3ff00000", "s_mov_b64 s[0:1], 1.0",
+    "v_mov_b32_e32 v0, 2.5", "v_mov_b32_e32 v0, -4.0", "v_mov_b32_e32 v0, 0.5",
+    "v_add_f16_e32 v0, 0x3c00, v1", "v_add_f16_e32 v0, 1.0, v1", "v_add_f16_e32 v0, 2.5, v1",
+    "v_add_f16_e32 v0, 0x4100, v1", "v_add_u32_e32 v0, 0x3f800000, v1",
+    "v_add_u32_e32 v0, 1.0, v1", "v_add_f32_e32 v0, 0.15915494, v1",
+    "v_cvt_f32_f64_e32 v0, 1.0", "v_cvt_f32_f64_e32 v0, 0x40080000",
+    "s_cmp_eq_u32 s0, 0x100", "s_cmp_eq_u32 0x100, s0", "v_cndmask_b32_e32 v0, -2, v1, vcc",
+    "s_and_b64 s[0:1], s[2:3], 0xffff", "s_lshl_b64 s[0:1], s[2:3], 3",
+    "v_cmp_lt_f32_e32 vcc, 0x42c80000, v1", "v_mul_f32_e32 v0, 0x3fb8aa3b, v1",
+    "v_fma_f32 v0, v1, 2.0, v2", "v_mov_b32_e32 v0, 64", "v_mov_b32_e32 v0, 0x41",
+    "v_mov_b32_e32 v0, 3.0", "v_mov_b32_e32 v0, 0.0", "s_mov_b32 s0, -0.0",
+    "v_add_f16_e32 v0, 3.0, v1",
+]
+
+
+def test_encoded_size_literals_against_llvm_mc(llvm_mc):
+    """encoded_size adds 4 exactly when llvm-mc needs a literal dword."""
+    from asmevo.frontend.asm_parser import parse_instruction
+    encs = _assemble(llvm_mc, LITERALS)
+    assert len(encs) == len(LITERALS)
+    for i, text in enumerate(LITERALS):
+        inst = parse_instruction(text)
+        assert isa.encoded_size(inst) == len(encs[i]), (text, encs[i].hex())
+
+
+def test_encoded_size_label_and_unencodable():
+    inst = Instruction("s_add_u32", [Reg("s", 0), Reg("s", 1), Label("sym")])
+    assert isa.encoded_size(inst) == 8
+    inst = Instruction("v_add_f32_e64", [Reg("v", 0), Imm(0x1234), Reg("v", 2)])
+    assert isa.encoded_size(inst) is None       # VOP3 takes no literal on gfx942
+    assert isa.encoded_size(Instruction("v_bogus", [])) is None
+
+
+def test_inline_constant_rules():
+    assert isa.is_inline_constant(64) and not isa.is_inline_constant(65)
+    assert isa.is_inline_constant(-16) and not isa.is_inline_constant(-17)
+    assert isa.is_inline_constant(0xFFFFFFF0, "i32")
+    assert not isa.is_inline_constant(0xFFFFFFF0, "i64")
+    assert isa.is_inline_constant(0x3C00, "f16") and not isa.is_inline_constant(0x3C00, "f32")
+    assert isa.is_inline_constant(0x3FF0000000000000, "f64")
+    assert not isa.is_inline_constant(0x3FF00000, "f64")
+    assert isa.is_inline_constant(0.15915494) and isa.is_inline_constant(-4.0)
+    assert not isa.is_inline_constant(3.0) and not isa.is_inline_constant(-0.0)
+
+
+def _parse(text):
+    from asmevo.frontend.asm_parser import parse_instruction
+    return parse_instruction(text)
+
+
+def _regs(ops):
+    return [str(o) for o in ops]
+
+
+@pytest.mark.parametrize("text,defs,uses,idefs,iuses", [
+    ("s_cmp_eq_u32 s0, s1", [], ["s0", "s1"], [("scc",)], []),
+    ("s_add_u32 s0, s1, s2", ["s0"], ["s1", "s2"], [("scc",)], []),
+    ("s_addc_u32 s0, s1, s2", ["s0"], ["s1", "s2"], [("scc",)], [("scc",)]),
+    ("s_cselect_b32 s0, s1, s2", ["s0"], ["s1", "s2"], [], [("scc",)]),
+    ("s_mul_i32 s0, s1, s2", ["s0"], ["s1", "s2"], [], []),
+    ("v_cmp_eq_f32_e32 vcc, v1, v2", ["vcc"], ["v1", "v2"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_cmp_eq_f32_e64 s[4:5], v1, v2", ["s[4:5]"], ["v1", "v2"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_cmpx_eq_u32_e64 s[4:5], v1, v2", ["s[4:5]"], ["v1", "v2"],
+     [("exec_lo",), ("exec_hi",)], [("exec_lo",), ("exec_hi",)]),
+    ("v_cndmask_b32_e32 v0, v1, v2, vcc", ["v0"], ["v1", "v2", "vcc"], [], [("exec_lo",), ("exec_hi",)]),
+    ("s_and_saveexec_b64 s[0:1], s[2:3]", ["s[0:1]"], ["s[2:3]"],
+     [("scc",), ("exec_lo",), ("exec_hi",)], [("exec_lo",), ("exec_hi",)]),
+    ("v_readlane_b32 s0, v1, s2", ["s0"], ["v1", "s2"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_writelane_b32 v0, s1, 2", ["v0"], ["v0", "s1", "2"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[16:31]", ["a[0:15]"],
+     ["v[0:1]", "v[2:3]", "a[16:31]"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10", ["v[0:3]"],
+     ["v[0:3]", "v[4:5]", "v[6:9]", "v10"], [], [("exec_lo",), ("exec_hi",)]),
+    ("s_setpc_b64 s[0:1]", [], ["s[0:1]"], [], []),
+    ("s_swappc_b64 s[0:1], s[2:3]", ["s[0:1]"], ["s[2:3]"], [], []),
+    ("global_store_dword v[0:1], v2, off", [], ["v[0:1]", "v2", "off"], [], [("exec_lo",), ("exec_hi",)]),
+    ("global_atomic_add v[0:1], v2, off", [], ["v[0:1]", "v2", "off"], [], [("exec_lo",), ("exec_hi",)]),
+    ("global_atomic_add v3, v[0:1], v2, off sc0", ["v3"], ["v[0:1]", "v2", "off"], [],
+     [("exec_lo",), ("exec_hi",)]),
+    ("buffer_atomic_add v1, v2, s[4:7], 0 offen", [], ["v1", "v2", "s[4:7]", "0"], [],
+     [("exec_lo",), ("exec_hi",)]),
+    ("buffer_atomic_add v1, v2, s[4:7], 0 offen sc0", ["v1"], ["v1", "v2", "s[4:7]", "0"], [],
+     [("exec_lo",), ("exec_hi",)]),
+    ("buffer_load_dword v1, v2, s[4:7], 0 offen", ["v1"], ["v2", "s[4:7]", "0"], [],
+     [("exec_lo",), ("exec_hi",)]),
+    ("buffer_load_dword v2, s[4:7], 0 offen lds", [], ["v2", "s[4:7]", "0"], [],
+     [("exec_lo",), ("exec_hi",), ("m0",)]),
+    ("buffer_load_short_d16 v1, off, s[4:7], 0", ["v1"], ["v1", "off", "s[4:7]", "0"], [],
+     [("exec_lo",), ("exec_hi",)]),
+    ("ds_add_u32 v0, v1", [], ["v0", "v1"], [], [("exec_lo",), ("exec_hi",)]),
+    ("ds_add_rtn_u32 v2, v0, v1", ["v2"], ["v0", "v1"], [], [("exec_lo",), ("exec_hi",)]),
+    ("s_atomic_add s0, s[2:3], 0x0", [], ["s0", "s[2:3]", "0x0"], [], []),
+    ("s_atomic_add s0, s[2:3], 0x0 glc", ["s0"], ["s0", "s[2:3]", "0x0"], [], []),
+    ("v_fmac_f32_e32 v0, v1, v2", ["v0"], ["v0", "v1", "v2"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_mov_b32_dpp v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf", ["v0"], ["v1"], [],
+     [("exec_lo",), ("exec_hi",)]),
+    ("v_mov_b32_dpp v0, v1 row_shr:1 row_mask:0xf bank_mask:0x3", ["v0"], ["v0", "v1"], [],
+     [("exec_lo",), ("exec_hi",)]),
+    ("v_mov_b32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD", ["v0"],
+     ["v0", "v1"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_div_fmas_f32 v0, v1, v2, v3", ["v0"], ["v1", "v2", "v3"], [],
+     [("exec_lo",), ("exec_hi",), ("vcc_lo",), ("vcc_hi",)]),
+    ("s_cbranch_vccz 4", [], ["4"], [], [("vcc_lo",), ("vcc_hi",)]),
+    ("s_movrels_b32 s0, s1", ["s0"], ["s1"], [], [("m0",)]),
+    ("s_setreg_b32 hwreg(HW_REG_MODE), s1", [], ["hwreg(HW_REG_MODE)", "s1"], [], []),
+    ("s_getreg_b32 s1, hwreg(HW_REG_MODE)", ["s1"], ["hwreg(HW_REG_MODE)"], [], []),
+    ("s_cmovk_i32 s0, 0x12", ["s0"], ["s0", "0x12"], [], [("scc",)]),
+])
+def test_roles_and_implicit_registers(text, defs, uses, idefs, iuses):
+    inst = _parse(text)
+    assert inst.info is not None, text
+    got_defs = _regs(isa.def_operands(inst))
+    got_uses = _regs(isa.use_operands(inst))
+    assert got_defs == defs, (text, got_defs)
+    assert [u.replace(" ", "") for u in got_uses] == [u.replace(" ", "") for u in uses], \
+        (text, got_uses)
+    assert list(isa.implicit_defs(inst)) == idefs, (text, isa.implicit_defs(inst))
+    assert list(isa.implicit_uses(inst)) == iuses, (text, isa.implicit_uses(inst))
+
+
+def test_memory_counters_branches_and_flags():
+    L = isa.lookup
+    assert L("global_load_dwordx4").mem == isa.MemInfo("load", "global", 16)
+    assert L("ds_read2_b64").mem == isa.MemInfo("load", "lds", 16)
+    assert L("s_load_dwordx8").mem == isa.MemInfo("load", "constant", 32)
+    assert L("buffer_store_short").mem == isa.MemInfo("store", "buffer", 2)
+    assert L("flat_atomic_cmpswap_x2").mem.kind == "atomic"
+    assert L("flat_load_dword").counters == ("vmcnt", "lgkmcnt")
+    assert L("global_store_dword").counters == ("vmcnt",)
+    assert L("ds_write_b32").counters == ("lgkmcnt",)
+    assert L("s_sendmsg").counters == ("lgkmcnt",)
+    assert L("v_add_f32_e32").counters == ()
+    assert (L("s_cbranch_execnz").branch, L("s_cbranch_execnz").branch_cond) == ("cond", "execnz")
+    assert L("s_branch").branch == "uncond" and L("s_endpgm").branch == "endpgm"
+    assert L("s_setpc_b64").branch == "indirect" and L("s_swappc_b64").branch == "call"
+    assert L("s_cbranch_scc1").operands[0].cls == "LABEL"
+    m = L("v_mfma_f32_32x32x8_f16")
+    assert m.is_mfma and m.is_xdl and m.passes == 8 and m.latency == "xdl"
+    assert L("v_mfma_f32_32x32x2_f32").passes == 16 and not L("v_mfma_f32_32x32x2_f32").is_xdl
+    d = L("v_mfma_f64_16x16x4_f64")
+    assert d.is_dgemm and not d.is_xdl and d.passes == 8 and d.latency == "dgemm"
+    assert L("v_mfma_f32_4x4x4_16b_f16").passes == 2
+    assert L("v_exp_f32_e32").is_trans and L("v_exp_f32_e64").latency == "trans"
+    assert not L("v_add_f32_e32").is_trans
+    assert L("v_dot2_f32_f16").is_dot and L("v_dot2c_f32_f16_e32").is_dot
+    assert L("v_cmpx_lt_f32_e32").writes_exec and L("s_or_saveexec_b64").writes_exec
+    assert L("v_add_f32_e64").vop == "VOP2" and L("v_cmp_eq_f32_e64").vop == "VOPC"
+    assert L("v_accvgpr_read_b32").family == "VOP3P-MAI" and not L("v_accvgpr_read_b32").is_mfma
+    assert L("v_add_f32_dpp").family == "VOP2" and L("v_add_f32_dpp").variant == "dpp"
+
+
+def test_special_vcc_operand_in_unit_terms():
+    from asmevo.ir.operands import reg_units
+    inst = Instruction("v_cmp_eq_f32_e32", [Special("vcc"), Reg("v", 1), Reg("v", 2)])
+    units = [u for op in isa.def_operands(inst) for u in reg_units(op)]
+    assert units == [("vcc_lo",), ("vcc_hi",)]
+
+
+def test_lookup_is_fast():
+    import time
+    names = isa.all_mnemonics()
+    t = time.perf_counter()
+    for _ in range(30):
+        for n in names[:1000]:
+            isa.lookup(n)
+    assert time.perf_counter() - t < 1.0
+
+
+# ---------------------------------------------------------------------------
+# corpus coverage
+# ---------------------------------------------------------------------------
+
+def _corpus_mnemonics(corpus_dir):
+    from asmevo.llvm import find_tool
+    objdump = find_tool("llvm-objdump")
+    seen = {}
+    ins = re.compile(r"^\s+([a-z][a-z0-9_]*)\b")
+    cos = sorted(corpus_dir.glob("*.co")) + sorted((corpus_dir / "triton").glob("*.hsaco"))
+    cos += sorted((corpus_dir / "aiter").rglob("*.co"))
+    assert cos
+    for co in cos:
+        out = subprocess.run([objdump, "-d", "--mcpu=gfx942", str(co)], capture_output=True,
+                             text=True, timeout=300).stdout
+        for ln in out.splitlines():
+            m = ins.match(ln)
+            if m and "//" in ln:       # llvm-objdump prints "// addr: bytes" after each insn
+                seen.setdefault(m.group(1), str(co))
+    texts = sorted(corpus_dir.glob("*.s")) + sorted((corpus_dir / "triton").glob("*.amdgcn"))
+    texts += sorted((corpus_dir / "aiter").rglob("*.s"))
+    pref = re.compile(r"^\s+((?:s|v|ds|buffer|tbuffer|global|flat|scratch)_[a-z0-9_]+)\b")
+    for t in texts:
+        for ln in t.read_text(errors="replace").splitlines():
+            m = pref.match(ln)
+            if m:
+                seen.setdefault(m.group(1), str(t))
+    return seen
+
+
+@pytest.mark.corpus
+def test_corpus_mnemonics_covered(corpus_dir):
+    seen = _corpus_mnemonics(corpus_dir)
+    assert len(seen) > 200
+    missing = {m: f for m, f in seen.items() if isa.lookup(m) is None}
+    assert not missing, missing
