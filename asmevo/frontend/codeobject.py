@@ -137,6 +137,9 @@ class CodeObject:
     metadata: Metadata | None = field(repr=False)
     metadata_note: bytes | None = field(default=None, repr=False)
     warnings: list[str] = field(default_factory=list)
+    #: function name -> (start, end) addresses of the code the disassembler gave it
+    #: (filled by :func:`asmevo.frontend.disasm.disassemble`; used for in-place patching).
+    code_ranges: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
 
     @property
     def processor(self) -> str:

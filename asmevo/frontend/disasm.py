@@ -22,6 +22,7 @@ are marked ``raw`` and printed as ``.long`` words.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import re
@@ -272,7 +273,7 @@ class _Builder:
         for inst in insts:
             if is_branch(inst.opcode) and not inst.raw:
                 tgt = branch_target(inst.address, inst.encoding)
-                if tgt in self.labels and inst.operands and isinstance(inst.operands[-1], Imm):
+                if tgt in self.labels and inst.operands and isinstance(inst.operands[-1], (Imm, Label)):
                     inst.operands[-1] = Label(self.labels[tgt])
         # regions
         self.items.append(Directive(".text"))
@@ -299,8 +300,9 @@ class _Builder:
                        is_kernel=kinfo is not None, address=f.value)
             if kinfo is not None:
                 k.descriptor = kinfo.descriptor.copy()
-                k.metadata = kinfo.metadata.raw if kinfo.metadata else None
+                k.metadata = copy.deepcopy(kinfo.metadata.raw) if kinfo.metadata else None
             self.kernels[f.name] = k
+            co.code_ranges[f.name] = (f.value, end)
             self.items.append(k)
             if f.size > 0 and end == f.value + f.size:
                 self.items.append(LabelDef(f".Lasmevo_end_{f.name}"))
@@ -345,6 +347,7 @@ class _Builder:
         self.items.append(Directive(".p2align", str(_log2(_pow2_align(start - self.text.addr, 4)))))
         self.items.append(Kernel(name, self.blocks(name, start, end, insts, index), is_kernel=False,
                                  address=start))
+        self.co.code_ranges[name] = (start, end)
 
     def blocks(self, name: str, start: int, end: int, insts, index) -> list[BasicBlock]:
         i, j = index[start], index.get(end, len(insts))

@@ -1,0 +1,214 @@
+"""IR -> code object, keeping the ABI (kernel descriptors, metadata) of the original.
+
+:func:`write_code_object` is the one way to turn a :class:`~asmevo.ir.Module`
+into a code object:
+
+1. kernels whose code changed (an instruction without an original encoding)
+   get their descriptor register counts recomputed by
+   :func:`recompute_register_counts` (the hook the passes call; it only ever
+   grows the allocation, since hand-written kernels reach registers
+   indirectly, e.g. ``s_set_gpr_idx_on``);
+2. :func:`sync_descriptors` / :func:`sync_metadata` rewrite the descriptor
+   items (``.amdhsa_kernel`` block or raw ``NAME.kd`` data) and the metadata
+   (YAML or raw note) from ``Kernel.descriptor`` / ``Kernel.metadata``;
+3. when the module came from a code object and every instruction keeps its
+   size and place, the original file is patched in place
+   (:func:`asmevo.backend.patch.patch_in_place`); otherwise the module is
+   printed and assembled (llvm-mc + ld.lld).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import msgpack
+
+from ..errors import AsmevoError
+from ..ir.module import AmdhsaKernel, Directive, Kernel, LabelDef, MetadataBlock, Module
+from ..ir.operands import reg_units
+from ..ir.printer import print_module
+from .assemble import assemble_bytes
+from ..fileio import write_output
+
+#: Extra SGPRs llvm-mc adds on gfx942 (VCC, XNACK mask, FLAT_SCRATCH; see descriptor.py).
+EXTRA_SGPRS = 6
+
+
+def code_changed(kernel: Kernel) -> bool:
+    """Whether any instruction of ``kernel`` lacks its original encoding (new or evolved)."""
+    return any(i.encoding is None for i in kernel.instructions())
+
+
+def used_registers(kernel: Kernel) -> dict[str, int]:
+    """Highest register index + 1 per file (``{"v": 8, "a": 0, "s": 14}``) named by any
+    operand of ``kernel`` (explicit operands only; indirect accesses are not seen)."""
+    top = {"v": 0, "a": 0, "s": 0}
+    for inst in kernel.instructions():
+        for op in inst.operands:
+            for u in reg_units(op):
+                if len(u) == 2 and u[0] in top:
+                    top[u[0]] = max(top[u[0]], u[1] + 1)
+    return top
+
+
+def recompute_register_counts(kernel: Kernel) -> list[str]:
+    """Grow ``kernel.descriptor``'s register allocation to cover the registers its code names.
+
+    VGPRs: ArchVGPRs rounded up to 4, AGPRs placed from ``accum_offset``
+    (gfx90a/gfx942 unified file, AMDGPUUsage compute_pgm_rsrc3); SGPRs: highest
+    SGPR used, at least the user + system SGPRs the descriptor enables (PITFALLS
+    BR-24), plus 6 extra on gfx942.  Counts only grow, never shrink.  The
+    metadata ``.vgpr_count``/``.agpr_count``/``.sgpr_count`` are raised to match.
+
+    Returns:
+        Descriptions of the fields changed (empty when nothing changed).
+    """
+    kd = kernel.descriptor
+    if kd is None:
+        return []
+    before = kd.as_dict()
+    top = used_registers(kernel)
+    arch = (top["v"] + 3) // 4 * 4
+    if top["a"]:
+        accum = max(kd.accum_offset_vgprs, arch, 4)
+        total = accum + top["a"]
+        kd.set_register_counts(accum_offset_vgprs=min(accum, 256))
+    else:
+        total = top["v"]
+        if top["v"] > kd.accum_offset_vgprs:
+            kd.set_register_counts(accum_offset_vgprs=min(arch, 256))
+    if total > kd.vgpr_count:
+        kd.set_register_counts(num_vgprs=total)
+    system = (kd.enable_sgpr_workgroup_id_x + kd.enable_sgpr_workgroup_id_y
+              + kd.enable_sgpr_workgroup_id_z + kd.enable_sgpr_workgroup_info
+              + kd.enable_private_segment)
+    sgprs = max(top["s"], kd.user_sgpr_count + system) + EXTRA_SGPRS
+    if sgprs > kd.sgpr_count:
+        kd.set_register_counts(num_sgprs=sgprs)
+    changes = [f"{n}: {before[n]} -> {v}" for n, v in kd.fields() if before[n] != v]
+    md = kernel.metadata
+    if md is not None:
+        for key, val in ((".vgpr_count", top["v"]), (".agpr_count", top["a"]), (".sgpr_count", sgprs)):
+            if key in md and isinstance(md[key], int) and val > md[key]:
+                changes.append(f"metadata {key}: {md[key]} -> {val}")
+                md[key] = val
+    return changes
+
+
+def _kd_symbol_directives(module: Module, name: str) -> list:
+    co = module.code_object
+    sym = co.symbol(name + ".kd") if co is not None else None
+    out = []
+    if sym is None or sym.bind == "STB_GLOBAL":
+        out.append(Directive(".globl", f"{name}.kd"))
+    elif sym.bind == "STB_WEAK":
+        out.append(Directive(".weak", f"{name}.kd"))
+    out.append(Directive(".type", f"{name}.kd,@object"))
+    vis = {"STV_PROTECTED": ".protected", "STV_HIDDEN": ".hidden"}.get(sym.visibility if sym else "")
+    if vis:
+        out.append(Directive(vis, f"{name}.kd"))
+    return out
+
+
+def sync_descriptors(module: Module) -> None:
+    """Rewrite each kernel's descriptor items from ``Kernel.descriptor``.
+
+    An ``.amdhsa_kernel`` block gets fresh ``.amdhsa_*`` fields, or becomes raw
+    data when the new values have no directive form; raw ``NAME.kd`` data
+    (``LabelDef NAME.kd`` .. ``.size NAME.kd, 64``) is regenerated.
+    """
+    from ..frontend.disasm import raw_descriptor_items
+    for k in module.kernels:
+        kd = k.descriptor
+        if kd is None:
+            continue
+        items = module.items
+        for idx, it in enumerate(items):
+            if isinstance(it, AmdhsaKernel) and it.name == k.name:
+                if kd.directive_blockers():
+                    items[idx:idx + 1] = _kd_symbol_directives(module, k.name) + \
+                        raw_descriptor_items(k.name, kd)
+                else:
+                    it.fields = kd.to_directives()
+                break
+            if isinstance(it, LabelDef) and it.name == f"{k.name}.kd":
+                end = idx
+                while end < len(items) and not (isinstance(items[end], Directive)
+                                                and items[end].name == ".size"
+                                                and items[end].args.startswith(f"{k.name}.kd,")):
+                    end += 1
+                if end == len(items):
+                    raise AsmevoError(f"raw descriptor {k.name}.kd has no '.size {k.name}.kd, 64'")
+                items[idx:end + 1] = raw_descriptor_items(k.name, kd)
+                break
+
+
+def metadata_document(module: Module) -> dict | None:
+    """The full metadata map: the original document with each kernel's entry replaced by
+    ``Kernel.metadata`` (matched by ``.name``); ``None`` when the module has none."""
+    co = module.code_object
+    if co is None or co.metadata is None:
+        return None
+    doc = copy.deepcopy(co.metadata.raw)
+    by_name = {k.name: k.metadata for k in module.kernels if k.metadata is not None}
+    ks = doc.get("amdhsa.kernels") or []
+    for i, entry in enumerate(ks):
+        if isinstance(entry, dict) and entry.get(".name") in by_name:
+            ks[i] = by_name[entry[".name"]]
+    return doc
+
+
+def sync_metadata(module: Module) -> bool:
+    """Rewrite the metadata item from :func:`metadata_document` when it changed.
+    Returns whether anything changed."""
+    from ..frontend.disasm import raw_note_items
+    from ..frontend.metadata import to_yaml
+    doc = metadata_document(module)
+    if doc is None or doc == module.code_object.metadata.raw:
+        return False
+    items = module.items
+    for idx, it in enumerate(items):
+        if isinstance(it, MetadataBlock):
+            it.text = to_yaml(doc)
+            return True
+        if isinstance(it, Directive) and it.name == ".section" and it.args.startswith(".note"):
+            end = idx + 1
+            while end < len(items) and not (isinstance(items[end], Directive)
+                                            and items[end].name in (".section", ".text")):
+                end += 1
+            items[idx:end] = raw_note_items(msgpack.packb(doc))
+            return True
+    raise AsmevoError("the module has metadata but no .amdgpu_metadata block or .note section to update")
+
+
+def prepare(module: Module, *, recompute_registers: bool = True) -> None:
+    """Steps 1 and 2 of :func:`write_code_object` (in place on ``module``)."""
+    if recompute_registers:
+        for k in module.kernels:
+            if k.descriptor is not None and code_changed(k):
+                recompute_register_counts(k)
+    sync_descriptors(module)
+    sync_metadata(module)
+
+
+def write_code_object(module: Module, path: str, *, inputs: tuple[str, ...] = (),
+                      recompute_registers: bool = True, allow_patch: bool = True) -> str:
+    """Write ``module`` as a loadable code object at ``path`` (never over one of ``inputs``
+    nor over the module's source file).
+
+    Returns:
+        ``"patched"`` when the original file was patched in place, ``"assembled"`` otherwise.
+
+    Raises:
+        AsmSyntaxError / ToolFailedError: llvm-mc or ld.lld rejected the printed module.
+    """
+    from .patch import patch_in_place
+    if module.source:
+        inputs = tuple(inputs) + (module.source,)
+    prepare(module, recompute_registers=recompute_registers)
+    if allow_patch and module.code_object is not None and patch_in_place(module, path, inputs=inputs,
+                                                                         prepared=True):
+        return "patched"
+    data = assemble_bytes(print_module(module), filename=module.source or "<module>")
+    write_output(path, data, inputs=inputs)
+    return "assembled"

@@ -1,0 +1,34 @@
+"""``asmevo dis K.co [-o K.s]``: disassemble a code object into reassemblable assembly."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import AsmevoError
+from ..fileio import write_output
+
+
+def add_arguments(p) -> None:
+    """Arguments: the code object, optional ``-o`` output (stdout when absent)."""
+    p.add_argument("input", help="code object (.co / .hsaco)")
+    p.add_argument("-o", "--output", help="write the assembly here (default: stdout)")
+
+
+def run(args) -> int:
+    """Disassemble ``args.input``; returns 0."""
+    from ..frontend.disasm import disassemble
+    from ..frontend.loader import is_code_object
+    from ..ir.printer import print_module
+    import os
+    if not os.path.exists(args.input):
+        raise AsmevoError("no such file", file=args.input)
+    if not is_code_object(args.input) and not args.input.endswith((".co", ".hsaco")):
+        raise AsmevoError("expected a code object (ELF); use 'asmevo asm' for assembly text",
+                          file=args.input)
+    module = disassemble(args.input)
+    text = print_module(module)
+    if args.output:
+        write_output(args.output, text, inputs=(args.input,))
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,354 @@
+"""dis -> asm round trip over the whole corpus, rebuild/patch paths and the CLI.
+
+Oracles: the corpus code objects themselves (bytes, descriptors, metadata) and
+llvm-objdump / llvm-mc.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from asmevo.backend.assemble import assemble_bytes
+from asmevo.backend.patch import patch_in_place
+from asmevo.backend.rebuild import recompute_register_counts, write_code_object
+from asmevo.cli import main as cli_main
+from asmevo.frontend.asm_parser import parse_instruction
+from asmevo.frontend.codeobject import read_code_object
+from asmevo.frontend.disasm import disassemble
+from asmevo.frontend.loader import load
+from asmevo.ir import AmdhsaKernel, Instruction, MetadataBlock, print_module
+from asmevo.llvm import find_tool
+from asmevo.tools.roundtrip import roundtrip
+
+from corpus_paths import corpus_code_objects
+
+pytestmark = pytest.mark.corpus
+ALL = corpus_code_objects()
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: str(p).split("corpus/")[-1])
+def test_corpus_roundtrip(path):
+    """dis then asm: identical .text bytes, every descriptor field, same decoded metadata."""
+    checks = roundtrip(str(path))
+    bad = [c.line() for c in checks if not c.ok]
+    assert not bad, bad
+    names = {c.name for c in checks}
+    assert {"text", "metadata"} <= names and any(n.startswith("descriptor ") for n in names)
+
+
+def test_aiter_fallbacks(corpus_dir):
+    """Hand-written AITer descriptors with 112 SGPRs (GRANULATED_WAVEFRONT_SGPR_COUNT 13)
+    need next_free_sgpr 106 > 102, which llvm-mc rejects: they are written as raw data;
+    metadata llvm-mc calls invalid is written as the raw note."""
+    m = disassemble(corpus_dir / "aiter/gfx942/topksoftmax/topksoftmax_4x128x4.co")
+    k = m.kernels[0]
+    assert k.descriptor.granulated_wavefront_sgpr_count == 13
+    assert not any(isinstance(it, AmdhsaKernel) for it in m.items)
+    text = print_module(m)
+    assert f"{k.name}.kd:" in text and f".quad\t{k.name} - {k.name}.kd" in text
+    m2 = disassemble(corpus_dir / "aiter/gfx942/allreduce_rmsnorm_N8192.co")
+    assert not any(isinstance(it, MetadataBlock) for it in m2.items)
+    assert '.section\t.note,"a",@note' in print_module(m2)
+    # clang objects use the readable forms
+    m3 = disassemble(corpus_dir / "vadd_f32.co")
+    assert any(isinstance(it, AmdhsaKernel) for it in m3.items)
+    assert any(isinstance(it, MetadataBlock) for it in m3.items)
+
+
+def test_labels_and_pre_symbol_code(corpus_dir):
+    # objdump's <.text>: 1 KiB of s_nop before the first symbol, kept as padding words
+    m = disassemble(corpus_dir / "aiter/gfx942/topk_per_row_decode/asm_top_k_per_row_decode.co")
+    text = print_module(m)
+    assert "\t.text\n\t.fill\t256, 4, 0xbf800000\n" in text
+    assert m.kernels[0].address == m.code_object.text.addr + 0x400
+    assert next(m.kernels[0].instructions()).opcode == "s_trap"
+    m = disassemble(corpus_dir / "aiter/gfx942/fmha_v4_fwd/MI300/fwd_hd128_i8fp8.co")
+    text = print_module(m)
+    # two local symbols at one address: one label, the other an alias
+    assert ("\t.set\tcode_exit, label_skip_lse" in text) or ("\t.set\tlabel_skip_lse, code_exit" in text)
+    k = m.kernels[0]
+    labels = k.labels()
+    for inst in k.instructions():
+        if inst.opcode.startswith(("s_branch", "s_cbranch_")):
+            assert str(inst.operands[-1]) in labels
+        assert inst.address is not None and inst.encoding is not None
+
+
+def test_vadd_structure(corpus_dir):
+    m = disassemble(corpus_dir / "vadd_f32.co")
+    k = m.kernel("vadd_f32")
+    assert k.address == 0x1700 and k.is_kernel
+    assert k.metadata[".name"] == "vadd_f32"
+    insts = list(k.instructions())
+    assert insts[0].text() == "s_load_dword s3, s[0:1], 0x18"
+    assert insts[0].encoding == (0xC00200C0).to_bytes(4, "little") + (0x18).to_bytes(4, "little")
+    br = next(i for i in insts if i.opcode == "s_cbranch_execz")
+    assert br.address == 0x171C
+    target_block = k.block(str(br.operands[0]))
+    assert target_block.instructions[0].opcode == "s_endpgm"
+    assert target_block.instructions[0].address == 0x1778
+    assert m.target == "amdgcn-amd-amdhsa--gfx942"
+    assert m.directive_value(".amdhsa_code_object_version") == "5"
+
+
+def test_code_before_first_symbol(tmp_path):
+    src = _KERNEL_SRC.replace("k:\n", "\ts_mov_b32 s0, 1\n\ts_endpgm\n\t.p2align 8\nk:\n")
+    p = tmp_path / "pre.co"
+    p.write_bytes(assemble_bytes(src))
+    m = disassemble(p)
+    anon = [k for k in m.kernels if not k.is_kernel]
+    assert len(anon) == 1 and anon[0].address == m.code_object.text.addr
+    assert [i.text() for i in anon[0].instructions()][:2] == ["s_mov_b32 s0, 1", "s_endpgm"]
+    assert m.kernel("k").address == m.code_object.text.addr + 256
+    assert all(c.ok for c in roundtrip(str(p)))
+
+
+def _literal_kernel_object(tmp_path) -> str:
+    """A code object whose v_mov_b32 has the literal 0x3f800000 (1.0) that llvm-mc would fold."""
+    p = tmp_path / "lit.co"
+    p.write_bytes(assemble_bytes(_KERNEL_SRC))
+    return str(p)
+
+
+_KERNEL_SRC = """\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+\t.amdhsa_code_object_version 5
+\t.text
+\t.globl k
+\t.p2align 8
+\t.type k,@function
+k:
+\t.long 0x7e0002ff, 0x3f800000
+\tv_add_f32_e32 v0, 2.0, v0
+\ts_endpgm
+\t.section .rodata,"a",@progbits
+\t.p2align 6
+\t.amdhsa_kernel k
+\t\t.amdhsa_next_free_vgpr 1
+\t\t.amdhsa_next_free_sgpr 0
+\t\t.amdhsa_accum_offset 4
+\t.end_amdhsa_kernel
+"""
+
+
+def test_literal_folding_marked_raw(tmp_path):
+    path = _literal_kernel_object(tmp_path)
+    m = disassemble(path)
+    insts = list(m.kernel("k").instructions())
+    assert insts[0].opcode == "v_mov_b32_e32" and insts[0].raw
+    assert len(insts[0].encoding) == 8
+    assert not insts[1].raw
+    text = print_module(m)
+    assert ".long\t0x7e0002ff, 0x3f800000" in text
+    checks = roundtrip(path)
+    assert all(c.ok for c in checks), [c.line() for c in checks]
+
+
+def _objdump_lines(path):
+    out = subprocess.run([find_tool("llvm-objdump"), "-d", "--mcpu=gfx942", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    return [l for l in out.splitlines() if l.startswith("\t")]
+
+
+def test_patch_in_place_same_size(tmp_path, corpus_dir):
+    src = corpus_dir / "vadd_f32.co"
+    m = disassemble(src)
+    k = m.kernel("vadd_f32")
+    add = next(i for i in k.instructions() if i.opcode == "v_add_f32_e32")
+    k.replace(add, add.evolve(opcode="v_sub_f32_e32"))
+    out = tmp_path / "p.co"
+    assert patch_in_place(m, str(out)) is True
+    a, b = src.read_bytes(), out.read_bytes()
+    assert len(a) == len(b)
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    off = m.code_object.text.offset + add.address - m.code_object.text.addr
+    assert diff and all(off <= i < off + 4 for i in diff)
+    assert any(l.lstrip().startswith("v_sub_f32_e32 v2, v6, v7") for l in _objdump_lines(out))
+
+
+def test_patch_branch_and_refusal(tmp_path, corpus_dir):
+    src = corpus_dir / "vadd_f32.co"
+    m = disassemble(src)
+    k = m.kernel("vadd_f32")
+    br = next(i for i in k.instructions() if i.opcode == "s_cbranch_execz")
+    k.replace(br, br.evolve(opcode="s_cbranch_execnz"))
+    out = tmp_path / "b.co"
+    assert patch_in_place(m, str(out))
+    lines = _objdump_lines(out)
+    assert any("s_cbranch_execnz 22" in l for l in lines)
+    # inserting an instruction moves everything after it: no in-place patch
+    m = disassemble(src)
+    k = m.kernel("vadd_f32")
+    first = next(k.instructions())
+    k.insert_before(first, parse_instruction("s_nop 0"))
+    assert patch_in_place(m, str(tmp_path / "no.co")) is False
+    assert not (tmp_path / "no.co").exists()
+
+
+def test_write_code_object_grows_registers(tmp_path, corpus_dir):
+    m = disassemble(corpus_dir / "vadd_f32.co")
+    k = m.kernel("vadd_f32")
+    before = k.descriptor.copy()
+    first = next(k.instructions())
+    k.insert_before(first, parse_instruction("v_mov_b32_e32 v40, 0"))
+    out = tmp_path / "w.co"
+    assert write_code_object(m, str(out)) == "assembled"
+    co = read_code_object(out)
+    kd = co.kernels[0].descriptor
+    assert kd.vgpr_count >= 41 and kd.granulated_workitem_vgpr_count > before.granulated_workitem_vgpr_count
+    assert kd.accum_offset_vgprs >= 44
+    assert co.kernels[0].metadata.vgpr_count == 41
+    lines = _objdump_lines(out)
+    assert lines[0].lstrip().startswith("v_mov_b32_e32 v40, 0")
+    assert recompute_register_counts(k) == []  # idempotent
+
+
+def test_descriptor_and_metadata_edits(tmp_path, corpus_dir):
+    m = disassemble(corpus_dir / "vadd_f32.co")
+    k = m.kernel("vadd_f32")
+    k.descriptor.enable_sgpr_workgroup_id_y = 1
+    k.descriptor.group_segment_fixed_size = 4096
+    out = tmp_path / "d.co"
+    assert write_code_object(m, str(out)) == "patched"
+    kd = read_code_object(out).kernels[0].descriptor
+    assert kd.enable_sgpr_workgroup_id_y == 1 and kd.group_segment_fixed_size == 4096
+    # metadata change: cannot patch, goes through YAML
+    k.metadata[".group_segment_fixed_size"] = 4096
+    out2 = tmp_path / "e.co"
+    assert write_code_object(m, str(out2)) == "assembled"
+    co = read_code_object(out2)
+    assert co.kernels[0].metadata.group_segment_fixed_size == 4096
+    assert co.kernels[0].descriptor.group_segment_fixed_size == 4096
+    # a raw (AITer) descriptor is edited field by field too
+    m = disassemble(corpus_dir / "aiter/gfx942/topksoftmax/topksoftmax_4x128x4.co")
+    k = m.kernels[0]
+    k.descriptor.kernarg_size = 128
+    out3 = tmp_path / "a.co"
+    assert write_code_object(m, str(out3), allow_patch=False) == "assembled"
+    co = read_code_object(out3)
+    assert co.kernels[0].descriptor.kernarg_size == 128
+    assert co.kernels[0].descriptor.diff(m.code_object.kernels[0].descriptor) == [("kernarg_size", 128, 0)]
+    assert co.text.data == m.code_object.text.data
+    # raw metadata note (llvm-mc rejects this document as YAML) is re-encoded from the dict
+    m = disassemble(corpus_dir / "aiter/gfx942/allreduce_rmsnorm_N8192.co")
+    assert not any(isinstance(it, MetadataBlock) for it in m.items)
+    m.kernels[0].metadata[".max_flat_workgroup_size"] = 128
+    out4 = tmp_path / "n.co"
+    assert write_code_object(m, str(out4)) == "assembled"
+    co = read_code_object(out4)
+    assert co.kernels[0].metadata.max_flat_workgroup_size == 128
+    assert co.kernels[0].metadata.raw == m.kernels[0].metadata
+
+
+def test_loader(tmp_path, corpus_dir):
+    m = load(corpus_dir / "vadd_f32.s")
+    assert m.code_object is None and m.kernel("vadd_f32").num_instructions() > 10
+    m = load(corpus_dir / "triton/tr_vadd.amdgcn")
+    assert m.kernels and "amdgpu9.42" in (m.target or "")
+    data = assemble_bytes(print_module(m))  # the Triton target line is fixed for llvm-mc 19
+    p = tmp_path / "t.co"
+    p.write_bytes(data)
+    assert read_code_object(p).text.data == read_code_object(corpus_dir / "triton/tr_vadd.hsaco").text.data
+    assert load(corpus_dir / "vadd_f32.co").code_object is not None
+    from asmevo.errors import AsmevoError
+    with pytest.raises(AsmevoError, match="no such file"):
+        load(tmp_path / "missing.s")
+
+
+# -- CLI -------------------------------------------------------------------------
+
+def _cli(capsys, *argv):
+    rc = cli_main(list(map(str, argv)))
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_cli_dis_asm_roundtrip(tmp_path, corpus_dir, capsys):
+    src = corpus_dir / "vadd_f32.co"
+    rc, out, err = _cli(capsys, "dis", src)
+    assert rc == 0 and ".amdhsa_kernel vadd_f32" in out and err == ""
+    s = tmp_path / "v.s"
+    assert _cli(capsys, "dis", src, "-o", s)[0] == 0
+    assert s.read_text() == out
+    co = tmp_path / "v.co"
+    assert _cli(capsys, "asm", s, "-o", co)[0] == 0
+    assert read_code_object(co).text.data == read_code_object(src).text.data
+    rc, out, err = _cli(capsys, "roundtrip", src, "--keep", tmp_path / "keep")
+    assert rc == 0
+    assert [l.split(":")[0] for l in out.splitlines()[:3]] == ["target", "kernels", "text"]
+    assert out.rstrip().endswith("identical")
+    assert (tmp_path / "keep" / "vadd_f32.s").is_file()
+    assert (tmp_path / "keep" / "vadd_f32.rebuilt.co").is_file()
+
+
+def test_cli_roundtrip_reports_difference(tmp_path, capsys, monkeypatch):
+    """A round trip that loses bytes must print DIFFERENT and exit 1."""
+    path = _literal_kernel_object(tmp_path)
+    import asmevo.frontend.disasm as dz
+    monkeypatch.setattr(dz, "_check", lambda module, b: None)  # skip raw detection
+    rc, out, err = _cli(capsys, "roundtrip", path)
+    assert rc == 1
+    assert "text: DIFFERENT" in out
+
+
+@pytest.fixture
+def bad_inputs(tmp_path, corpus_dir):
+    v = (corpus_dir / "vadd_f32.co").read_bytes()
+    files = {}
+    files["truncated"] = tmp_path / "trunc.co"
+    files["truncated"].write_bytes(v[:1000])
+    b = bytearray(v)
+    b[18] = 0x3E
+    files["x86 machine"] = tmp_path / "mach.co"
+    files["x86 machine"].write_bytes(bytes(b))
+    b = bytearray(v)
+    b[48] = 0x3F
+    files["gfx90a"] = tmp_path / "gfx90a.co"
+    files["gfx90a"].write_bytes(bytes(b))
+    files["not elf"] = tmp_path / "text.co"
+    files["not elf"].write_text("hello\n")
+    files["missing"] = tmp_path / "missing.co"
+    cc = shutil.which("cc")
+    if cc:
+        c = tmp_path / "a.c"
+        c.write_text("int f(void) { return 1; }\n")
+        files["x86 object"] = tmp_path / "a.o"
+        subprocess.run([cc, "-c", str(c), "-o", str(files["x86 object"])], check=True)
+    return files
+
+
+@pytest.mark.parametrize("cmd", ["dis", "roundtrip"])
+def test_cli_bad_inputs_exit_2(bad_inputs, capsys, cmd):
+    expect = {"truncated": "expected", "x86 machine": "got an ELF file for x86-64",
+              "gfx90a": "expected an AMDGPU gfx942 code object, got gfx90a", "not elf": "",
+              "missing": "no such file", "x86 object": "expected an AMDGPU gfx942 code object"}
+    for what, path in bad_inputs.items():
+        rc, out, err = _cli(capsys, cmd, path)
+        assert rc == 2, (what, out, err)
+        assert err.startswith(f"asmevo {cmd}: {path}"), (what, err)
+        assert expect[what] in err, (what, err)
+        assert "Traceback" not in err
+
+
+def test_cli_refuses_to_overwrite_input(tmp_path, corpus_dir, capsys):
+    co = tmp_path / "k.co"
+    co.write_bytes((corpus_dir / "vadd_f32.co").read_bytes())
+    rc, _, err = _cli(capsys, "dis", co, "-o", co)
+    assert rc == 2 and "refusing to overwrite" in err
+    assert co.read_bytes() == (corpus_dir / "vadd_f32.co").read_bytes()
+    s = tmp_path / "k.s"
+    shutil.copy(corpus_dir / "vadd_f32.s", s)
+    rc, _, err = _cli(capsys, "asm", s, "-o", s)
+    assert rc == 2 and "refusing to overwrite" in err
+    assert s.read_text() == (corpus_dir / "vadd_f32.s").read_text()
+
+
+def test_cli_asm_error_location(tmp_path, capsys):
+    s = tmp_path / "bad.s"
+    s.write_text('\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"\n\t.text\nk:\n\tv_add_f32_e32 v0, v1\n')
+    rc, _, err = _cli(capsys, "asm", s, "-o", tmp_path / "bad.co")
+    assert rc == 2
+    assert f"{s}:4:" in err and "error" in err
+    assert not (tmp_path / "bad.co").exists()
