@@ -5,13 +5,14 @@ Checks, in the order they decide a verdict:
 1. **register bounds** (``rejected-register-bounds``): every register an
    instruction names exists under the candidate's kernel descriptor.  On
    gfx90a/gfx942 the VGPR file is unified: the kernel gets
-   ``(GRANULATED_WORKITEM_VGPR_COUNT + 1) * 8`` registers; ArchVGPRs are
-   ``v0 .. v[ACCUM_OFFSET*4+3]`` exclusive of the AGPR area, AGPR ``aN`` lives at
-   unified index ``accum_offset + N``.  SGPRs: ``(GRANULATED_WAVEFRONT_SGPR_COUNT
-   + 1) * 8`` per wave, of which the top 6 are VCC, XNACK_MASK and FLAT_SCRATCH
-   (AMDGPUUsage compute_pgm_rsrc1/rsrc3 tables; AMDGPUBaseInfo.cpp
-   getNumExtraSGPRs; gfx942 has architected flat scratch, so always 6).
-   Architectural limits: ``v0..v255``, ``a0..a255``, ``s0..s101``.
+   ``(GRANULATED_WORKITEM_VGPR_COUNT + 1) * 8`` registers; AGPR ``aN`` lives at
+   unified index ``ACCUM_OFFSET + N``, so a VGPR name at or above ACCUM_OFFSET
+   aliases an AGPR.  SGPRs: ``(GRANULATED_WAVEFRONT_SGPR_COUNT + 1) * 8`` per
+   wave, of which 6 hold VCC, XNACK_MASK and FLAT_SCRATCH (AMDGPUUsage
+   compute_pgm_rsrc1/rsrc3 tables; AMDGPUBaseInfo.cpp getNumExtraSGPRs; gfx942
+   has architected flat scratch, so always 6).  Architectural limits:
+   ``v0..v255``, ``a0..a255``, ``s0..s101``.  Two rules are relative to the
+   original (see :func:`check_register_bounds`).
 2. **descriptor counts** (``rejected-descriptor-counts``): the SGPRs the
    hardware initialises at entry (user SGPRs incl. kernarg preload, plus the
    enabled system SGPRs) fit the SGPR allocation (PITFALLS BR-24);
@@ -87,8 +88,41 @@ def _loc(inst: Instruction) -> dict:
     return d
 
 
-def check_register_bounds(facts: KernelFacts) -> list[Evidence]:
-    """Registers named by instructions that do not exist under the descriptor."""
+def _unified_overlaps(facts: KernelFacts) -> set[int]:
+    """Unified-file indices named both as a VGPR (``v_i``, ``i >= accum_offset``) and as an
+    AGPR (``a_j`` with ``accum_offset + j == i``): the two names alias on gfx90a/gfx942."""
+    kd = facts.descriptor
+    if kd is None:
+        return set()
+    acc = kd.accum_offset_vgprs
+    vs, as_ = set(), set()
+    for inst in facts.kernel.instructions():
+        for op in inst.operands:
+            b = base_of(op)
+            if isinstance(b, Reg) and b.file == "v":
+                vs.update(i for i in range(b.index, b.index + b.count) if i >= acc)
+            elif isinstance(b, Reg) and b.file == "a":
+                as_.update(acc + i for i in range(b.index, b.index + b.count))
+    return vs & as_
+
+
+def _sgpr_need(facts: KernelFacts) -> int:
+    ru = register_use(facts.kernel)
+    return ru.max_s + 1 + EXTRA_SGPRS
+
+
+def check_register_bounds(facts: KernelFacts, orig: KernelFacts | None = None) -> list[Evidence]:
+    """Registers named by instructions that do not exist under the descriptor.
+
+    Absolute rules: architectural limits; VGPRs and AGPRs (at ``accum_offset +
+    a``) inside the unified allocation.  Rules whose hardware details the ISA
+    guide leaves open are applied relative to the original (hand-written AITer
+    kernels rely on them): a VGPR name that aliases an AGPR of the same kernel
+    is rejected only when the original has no such alias at that index; the
+    SGPRs used plus the 6 reserved ones must fit ``(GRANULATED_WAVEFRONT_SGPR_COUNT
+    + 1) * 8`` unless the original already needs at least as many with no
+    larger allocation (GFX9 allocates SGPRs in granules of 16, LLVM encodes 8).
+    """
     kd = facts.descriptor
     ru = register_use(facts.kernel)
     ev: list[Evidence] = []
@@ -96,15 +130,22 @@ def check_register_bounds(facts: KernelFacts) -> list[Evidence]:
     alloc_v = kd.vgpr_count if kd else MAX_VGPR
     acc = kd.accum_offset_vgprs if kd else MAX_VGPR
     alloc_s = kd.sgpr_count if kd else MAX_SGPR + EXTRA_SGPRS
+    o_kd = orig.descriptor if orig is not None else None
+    if o_kd is not None:
+        o_need = _sgpr_need(orig)
+        if o_need > o_kd.sgpr_count and alloc_s >= o_kd.sgpr_count:
+            alloc_s = max(alloc_s, o_need)
+    aliases = _unified_overlaps(facts) - (_unified_overlaps(orig) if orig is not None else set())
     for f, last, inst in ru.uses:
         why = None
         if f == "v":
             if last >= MAX_VGPR:
                 why = f"v{last} beyond the {MAX_VGPR} addressable VGPRs"
-            elif kd and last >= acc:
-                why = f"v{last} at or above ACCUM_OFFSET ({acc} VGPRs)"
             elif kd and last >= alloc_v:
                 why = f"v{last} beyond the {alloc_v} allocated VGPRs"
+            elif last in aliases:
+                why = (f"v{last} is also AGPR a{last - acc} (ACCUM_OFFSET {acc}); "
+                       "the original has no such alias")
         elif f == "a":
             if last >= MAX_AGPR:
                 why = f"a{last} beyond the {MAX_AGPR} addressable AGPRs"
@@ -221,6 +262,13 @@ def check_descriptor_counts(facts: KernelFacts, orig: KernelFacts | None = None)
     need_v = ru.max_v + 1
     if ru.max_a >= 0:
         need_v = max(need_v, (acc if acc is not None else need_v) + ru.max_a + 1)
+    o_md, o_need = {}, {}
+    if orig is not None:
+        o_md = orig.metadata or {}
+        oru = register_use(orig.kernel)
+        o_acc = orig.descriptor.accum_offset_vgprs if orig.descriptor else 0
+        o_need = {".vgpr_count": max(oru.max_v + 1, o_acc + oru.max_a + 1 if oru.max_a >= 0 else 0),
+                  ".agpr_count": oru.max_a + 1, ".sgpr_count": oru.max_s + 1}
     for key, need in ((".vgpr_count", need_v), (".agpr_count", ru.max_a + 1),
                       (".sgpr_count", ru.max_s + 1)):
         if key in md:
@@ -228,7 +276,12 @@ def check_descriptor_counts(facts: KernelFacts, orig: KernelFacts | None = None)
                 have = int(md[key])
             except (TypeError, ValueError):
                 continue
-            if have < need:
+            # Hand-written originals may under-report; the candidate may too, no worse.
+            try:
+                o_short = int(o_md[key]) < o_need[key] and need <= o_need[key]
+            except (KeyError, TypeError, ValueError):
+                o_short = False
+            if have < need and not o_short:
                 ev.append(Evidence("static", "metadata-count",
                                    f"{name}: metadata {key} {have} < {need} registers used",
                                    {"kernel": name, "key": key, "metadata": have, "used": need}))
@@ -421,7 +474,7 @@ def check_static(orig: Module | None, cand: Module, *, kernels: list[str] | None
         o = of.get(n)
         if f.descriptor is None:
             unknown.append(f"{n}: no kernel descriptor to check registers against")
-        buckets[Status.REJECTED_REGISTER_BOUNDS] += check_register_bounds(f)
+        buckets[Status.REJECTED_REGISTER_BOUNDS] += check_register_bounds(f, o)
         buckets[Status.REJECTED_DESCRIPTOR_COUNTS] += check_descriptor_counts(f, o)
         notes += allocation_notes(f)
         if memory_order:
