@@ -9,7 +9,8 @@ Usage (modelled on LLVM ``opt -passes=`` and ``mlir-opt``)::
 Output by suffix of ``-o``: ``.s``/``.amdgcn`` writes assembly
 (:func:`asmevo.ir.print_module`); ``.co``/``.hsaco``/``.o`` writes a code object,
 patched in place (:func:`asmevo.backend.patch.patch_in_place`) when every
-change fits, else rebuilt (:func:`asmevo.backend.rebuild.write_code_object`).
+change fits, else rebuilt (both through :func:`asmevo.backend.rebuild.write_code_object`;
+``--stats`` says which).
 Without ``-o`` (or with ``-o -``) the assembly goes to stdout.  Reports
 (``--stats``, ``--time-passes``, IR dumps) go to stderr.
 
@@ -103,7 +104,7 @@ def _print_passes(out) -> None:
     out.write(f"default = {registry.DEFAULT_PIPELINE}\n")
 
 
-def _write(module, out_path: str, in_path: str) -> None:
+def _write(module, out_path: str, in_path: str, verbose: bool = False) -> None:
     from ..fileio import write_output
     from ..ir import print_module
     if out_path.endswith(_CODE_OBJECT_SUFFIXES):
@@ -112,19 +113,10 @@ def _write(module, out_path: str, in_path: str) -> None:
         except ImportError:
             raise AsmevoError("writing code objects needs asmevo.backend.rebuild, which is "
                               "not available yet; use -o FILE.s", file=out_path) from None
-        if os.path.exists(out_path) and os.path.exists(in_path) and \
-                os.path.samefile(out_path, in_path):
-            raise AsmevoError(f"refusing to overwrite the input file {in_path}",
-                              file=out_path)
-        patched = False
-        try:
-            from ..backend.patch import patch_in_place
-        except ImportError:
-            patch_in_place = None
-        if patch_in_place is not None and getattr(module, "code_object", None) is not None:
-            patched = bool(patch_in_place(module, out_path))
-        if not patched:
-            write_code_object(module, out_path)
+        how = write_code_object(module, out_path, inputs=(in_path,))
+        if verbose:
+            sys.stderr.write(f"{PROG}: {out_path}: code object "
+                             f"{'patched in place' if how == 'patched' else 'rebuilt'}\n")
         return
     text = print_module(module)
     if out_path == "-":
@@ -186,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         rc = _verify(args, original, module)
         if rc:
             return rc
-    _write(module, args.output or "-", args.input)
+    _write(module, args.output or "-", args.input, verbose=args.stats)
     return 0
 
 
