@@ -38,7 +38,8 @@ def exponent(B, x):
 
 
 def _mask_sh(B, n, w):
-    return B.and_(n, c(B, w - 1, w))
+    """Shift amount ``n`` modulo ``w`` (the value width), in ``n``'s own width."""
+    return B.and_(n, c(B, w - 1, B.width(n)))
 
 
 # ---------------------------------------------------------------- moves

@@ -1,0 +1,804 @@
+"""z3 backend of the value interface and a symbolic executor for straight-line code.
+
+:class:`Z3Backend` implements :mod:`asmevo.semantics.values` over z3
+bit-vectors: the *same* semantic functions the emulator runs on numpy arrays
+build z3 terms here.  Floating point is either
+
+* ``float_mode="fp"``: the z3 FP theory (IEEE, round-to-nearest-even) for
+  add/sub/mul/fma/div/sqrt/min/max/compares/conversions/rounding, with
+  uninterpreted functions for the operations hardware only approximates
+  (``rcp``, ``rsq``, ``exp2``, ``log2``, ``sin``, ``cos``) and for ``ldexp``,
+  ``frexp``, ``fract``; or
+* ``float_mode="uf"``: every float operation an uninterpreted function of the
+  operand bit patterns (``fadd_f32(a, b)``...), for fast syntactic equivalence.
+
+:func:`symexec` runs a list of Instructions from a symbolic register state.
+Lane model: VGPR units hold the value of one generic lane whose index is the
+6-bit variable ``lane``: the initial value of ``v5`` is ``Select(v5, lane)`` where
+the array ``v5`` holds all 64 lanes' values; SGPRs are uniform variables named
+after their unit (``s3``, ``vcc_lo``, ``exec_lo``, ``m0``, ``scc`` (1 bit)).
+A VALU write keeps the old value where ``exec[lane]`` is 0.  A lane-mask result
+(VOPC, carry-out) is built bit by bit: bit ``i`` is the per-lane result with
+``lane := i`` (inactive lanes 0), so masks are exact functions of all 64 lanes;
+a VALU reading such a mask back gets its own lane's bit directly.  Memory is a byte array per space (``global``: 64-bit addresses,
+``lds``: 32-bit, ``scratch``: 32-bit per lane); loads read it, stores update it
+and are also reported as :class:`MemWrite` s.  Cross-lane data movement (DPP,
+SDWA, ``v_readlane``, ``ds_swizzle``...), branches and MFMA raise
+:class:`~asmevo.semantics.registry.Unsupported`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from ..ir.operands import Imm, Reg, Special, Src, base_of, reg_units
+from .immediates import imm_bits
+from .registry import Unsupported, lookup, width
+from .values import Backend
+
+_FSORT = {16: z3.FloatHalf(), 32: z3.Float32(), 64: z3.Float64()}
+_RNE = z3.RNE()
+
+
+def _w(x) -> int:
+    return 1 if z3.is_bool(x) else x.size()
+
+
+class Z3Backend(Backend):
+    """z3 implementation of the value interface (see module docstring)."""
+
+    name = "z3"
+
+    def __init__(self, float_mode: str = "fp"):
+        if float_mode not in ("fp", "uf"):
+            raise ValueError("float_mode must be 'fp' or 'uf'")
+        self.float_mode = float_mode
+        self._funcs: dict = {}
+
+    # -- helpers -------------------------------------------------------------
+    def uf(self, name: str, *args, ret_bits: int | None = None, ret_bool: bool = False):
+        """Apply the uninterpreted function ``name`` (created once per signature)."""
+        key = (name, tuple(_w(a) for a in args), ret_bits, ret_bool)
+        f = self._funcs.get(key)
+        if f is None:
+            dom = [z3.BitVecSort(_w(a)) for a in args]
+            rng = z3.BoolSort() if ret_bool else z3.BitVecSort(ret_bits or _w(args[0]))
+            f = z3.Function(f"{name}_{'_'.join(str(_w(a)) for a in args)}", *dom, rng)
+            self._funcs[key] = f
+        return f(*args)
+
+    def _fp(self, a):
+        return z3.fpBVToFP(a, _FSORT[_w(a)])
+
+    @staticmethod
+    def _bv(f):
+        """Bit pattern of an FP term; NaN results are the canonical quiet NaN (hardware
+        propagates payloads; any NaN is accepted as equal by the checks)."""
+        w = f.sort().ebits() + f.sort().sbits()
+        qnan = {16: 0x7E00, 32: 0x7FC00000, 64: 0x7FF8000000000000}[w]
+        return z3.If(z3.fpIsNaN(f), z3.BitVecVal(qnan, w), z3.fpToIEEEBV(f))
+
+    # -- integers --------------------------------------------------------------
+    def const(self, v, bits):
+        if bits == 1:
+            return z3.BoolVal(bool(v))
+        return z3.BitVecVal(int(v) & ((1 << bits) - 1), bits)
+
+    def width(self, x):
+        return _w(x)
+
+    def add(self, a, b):
+        return a + b
+
+    def sub(self, a, b):
+        return a - b
+
+    def mul(self, a, b):
+        return a * b
+
+    def mulhi_u(self, a, b):
+        w = _w(a)
+        return z3.Extract(2 * w - 1, w, z3.ZeroExt(w, a) * z3.ZeroExt(w, b))
+
+    def mulhi_s(self, a, b):
+        w = _w(a)
+        return z3.Extract(2 * w - 1, w, z3.SignExt(w, a) * z3.SignExt(w, b))
+
+    def and_(self, a, b):
+        return a & b
+
+    def or_(self, a, b):
+        return a | b
+
+    def xor(self, a, b):
+        return a ^ b
+
+    def not_(self, a):
+        return ~a
+
+    def shl(self, a, n):
+        return a << self._fit(n, _w(a))
+
+    def lshr(self, a, n):
+        return z3.LShR(a, self._fit(n, _w(a)))
+
+    def ashr(self, a, n):
+        return a >> self._fit(n, _w(a))
+
+    @staticmethod
+    def _fit(n, w):
+        nw = n.size()
+        if nw == w:
+            return n
+        return z3.ZeroExt(w - nw, n) if nw < w else z3.Extract(w - 1, 0, n)
+
+    def zext(self, x, bits):
+        if z3.is_bool(x):
+            return z3.If(x, z3.BitVecVal(1, bits), z3.BitVecVal(0, bits))
+        return z3.ZeroExt(bits - x.size(), x) if bits > x.size() else x
+
+    def sext(self, x, bits):
+        return z3.SignExt(bits - x.size(), x) if bits > x.size() else x
+
+    def trunc(self, x, bits):
+        return z3.Extract(bits - 1, 0, x) if bits < x.size() else x
+
+    def concat(self, hi, lo):
+        return z3.Concat(hi, lo)
+
+    def extract(self, x, lo, n):
+        e = z3.Extract(lo + n - 1, lo, x)
+        return e if n in (8, 16, 32, 64) else z3.ZeroExt(x.size() - n, e)
+
+    def popcount(self, a):
+        w = a.size()
+        return z3.Sum([z3.ZeroExt(w - 1, z3.Extract(i, i, a)) for i in range(w)])
+
+    def clz(self, a):
+        w = a.size()
+        r = z3.BitVecVal(w, w)
+        for i in range(w):  # lowest set bit first, highest last wins
+            r = z3.If(z3.Extract(i, i, a) == 1, z3.BitVecVal(w - 1 - i, w), r)
+        return r
+
+    def ctz(self, a):
+        w = a.size()
+        r = z3.BitVecVal(w, w)
+        for i in reversed(range(w)):
+            r = z3.If(z3.Extract(i, i, a) == 1, z3.BitVecVal(i, w), r)
+        return r
+
+    def bitrev(self, a):
+        w = a.size()
+        return z3.Concat(*[z3.Extract(i, i, a) for i in range(w)])
+
+    # -- compares / booleans -------------------------------------------------
+    def eq(self, a, b):
+        return a == b
+
+    def ne(self, a, b):
+        return a != b
+
+    def ult(self, a, b):
+        return z3.ULT(a, b)
+
+    def ule(self, a, b):
+        return z3.ULE(a, b)
+
+    def ugt(self, a, b):
+        return z3.UGT(a, b)
+
+    def uge(self, a, b):
+        return z3.UGE(a, b)
+
+    def slt(self, a, b):
+        return a < b
+
+    def sle(self, a, b):
+        return a <= b
+
+    def sgt(self, a, b):
+        return a > b
+
+    def sge(self, a, b):
+        return a >= b
+
+    def true(self):
+        return z3.BoolVal(True)
+
+    def false(self):
+        return z3.BoolVal(False)
+
+    def false_like(self, a):
+        return z3.BoolVal(False)
+
+    def band(self, a, b):
+        return z3.And(a, b)
+
+    def bor(self, a, b):
+        return z3.Or(a, b)
+
+    def bxor(self, a, b):
+        return z3.Xor(a, b)
+
+    def bnot(self, a):
+        return z3.Not(a)
+
+    def select(self, c, a, b):
+        return z3.If(c, a, b)
+
+    def b2i(self, c, bits):
+        return z3.If(c, z3.BitVecVal(1, bits), z3.BitVecVal(0, bits))
+
+    # -- floats ------------------------------------------------------------------
+    def _f2(self, name, op, a, b):
+        if self.float_mode == "uf":
+            return self.uf(f"{name}_f{_w(a)}", a, b)
+        return self._bv(op(_RNE, self._fp(a), self._fp(b)))
+
+    def fadd(self, a, b):
+        return self._f2("fadd", z3.fpAdd, a, b)
+
+    def fsub(self, a, b):
+        return self._f2("fsub", z3.fpSub, a, b)
+
+    def fmul(self, a, b):
+        return self._f2("fmul", z3.fpMul, a, b)
+
+    def fdiv(self, a, b):
+        return self._f2("fdiv", z3.fpDiv, a, b)
+
+    def ffma(self, a, b, c):
+        if self.float_mode == "uf":
+            return self.uf(f"ffma_f{_w(a)}", a, b, c)
+        return self._bv(z3.fpFMA(_RNE, self._fp(a), self._fp(b), self._fp(c)))
+
+    def _minmax(self, a, b, is_max):
+        if self.float_mode == "uf":
+            return self.uf(f"{'fmax' if is_max else 'fmin'}_f{_w(a)}", a, b)
+        fa, fb = self._fp(a), self._fp(b)
+        r = self._bv(z3.fpMax(fa, fb) if is_max else z3.fpMin(fa, fb))
+        both0 = z3.And(z3.fpIsZero(fa), z3.fpIsZero(fb))
+        return z3.If(both0, (a & b) if is_max else (a | b), r)
+
+    def fmin(self, a, b):
+        return self._minmax(a, b, False)
+
+    def fmax(self, a, b):
+        return self._minmax(a, b, True)
+
+    def fcmp(self, pred, a, b):
+        if pred == "f":
+            return z3.BoolVal(False)
+        if pred == "tru":
+            return z3.BoolVal(True)
+        if self.float_mode == "uf":
+            return self.uf(f"fcmp_{pred}_f{_w(a)}", a, b, ret_bool=True)
+        fa, fb = self._fp(a), self._fp(b)
+        un = z3.Or(z3.fpIsNaN(fa), z3.fpIsNaN(fb))
+        base = {"lt": z3.fpLT, "eq": z3.fpEQ, "le": z3.fpLEQ, "gt": z3.fpGT, "ge": z3.fpGEQ}
+        if pred in base:
+            return base[pred](fa, fb)
+        if pred == "lg":
+            return z3.Or(z3.fpLT(fa, fb), z3.fpGT(fa, fb))
+        if pred == "o":
+            return z3.Not(un)
+        if pred == "u":
+            return un
+        neg = {"nge": "ge", "nlg": "lg", "ngt": "gt", "nle": "le", "neq": "eq", "nlt": "lt"}
+        return z3.Not(self.fcmp(neg[pred], a, b))
+
+    def _u(self, name, a):
+        return self.uf(f"{name}_f{_w(a)}", a)
+
+    def fsqrt(self, a):
+        if self.float_mode == "uf":
+            return self._u("fsqrt", a)
+        return self._bv(z3.fpSqrt(_RNE, self._fp(a)))
+
+    def frcp(self, a):
+        return self._u("frcp", a)
+
+    def frsq(self, a):
+        return self._u("frsq", a)
+
+    def fexp2(self, a):
+        return self._u("fexp2", a)
+
+    def flog2(self, a):
+        return self._u("flog2", a)
+
+    def fsin(self, a):
+        return self._u("fsin", a)
+
+    def fcos(self, a):
+        return self._u("fcos", a)
+
+    def _round(self, name, rm, a):
+        if self.float_mode == "uf":
+            return self._u(name, a)
+        return self._bv(z3.fpRoundToIntegral(rm, self._fp(a)))
+
+    def ffloor(self, a):
+        return self._round("ffloor", z3.RTN(), a)
+
+    def fceil(self, a):
+        return self._round("fceil", z3.RTP(), a)
+
+    def ftrunc(self, a):
+        return self._round("ftrunc", z3.RTZ(), a)
+
+    def frndne(self, a):
+        return self._round("frndne", z3.RNE(), a)
+
+    def ffract(self, a):
+        return self._u("ffract", a)
+
+    def fldexp(self, a, e):
+        return self.uf(f"fldexp_f{_w(a)}", a, e)
+
+    def ffrexp_mant(self, a):
+        return self._u("ffrexp_mant", a)
+
+    def ffrexp_exp(self, a):
+        return self.uf(f"ffrexp_exp_f{_w(a)}", a, ret_bits=32)
+
+    def fcvt(self, a, bits):
+        if self.float_mode == "uf":
+            return self.uf(f"fcvt_f{_w(a)}_f{bits}", a, ret_bits=bits)
+        return self._bv(z3.fpFPToFP(_RNE, self._fp(a), _FSORT[bits]))
+
+    def f2i(self, a, bits, signed):
+        if self.float_mode == "uf":
+            return self.uf(f"f2{'i' if signed else 'u'}{bits}_f{_w(a)}", a, ret_bits=bits)
+        fa = self._fp(a)
+        s = _FSORT[_w(a)]
+        if signed:
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+            conv = z3.fpToSBV(z3.RTZ(), fa, z3.BitVecSort(bits))
+        else:
+            lo, hi = 0, (1 << bits) - 1
+            conv = z3.fpToUBV(z3.RTZ(), fa, z3.BitVecSort(bits))
+        flo = z3.FPVal(float(lo), s)
+        fhi = z3.FPVal(float(hi), s)
+        r = z3.If(z3.fpLEQ(fa, flo), z3.BitVecVal(lo & ((1 << bits) - 1), bits),
+                  z3.If(z3.fpGEQ(fa, fhi), z3.BitVecVal(hi, bits), conv))
+        return z3.If(z3.fpIsNaN(fa), z3.BitVecVal(0, bits), r)
+
+    def i2f(self, a, fbits, signed):
+        if self.float_mode == "uf":
+            return self.uf(f"{'i' if signed else 'u'}2f{fbits}_{_w(a)}", a, ret_bits=fbits)
+        conv = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
+        return self._bv(conv(_RNE, a, _FSORT[fbits]))
+
+    def fclass(self, a, mask):
+        w = _w(a)
+        m = {16: 10, 32: 23, 64: 52}[w]
+        e = {16: 0x1F, 32: 0xFF, 64: 0x7FF}[w]
+        exp = z3.Extract(w - 2, m, a)
+        man = z3.Extract(m - 1, 0, a)
+        neg = z3.Extract(w - 1, w - 1, a) == 1
+        quiet = z3.Extract(m - 1, m - 1, a) == 1
+        emax = z3.BitVecVal(e, w - 1 - m)
+        ez = z3.BitVecVal(0, w - 1 - m)
+        mz = z3.BitVecVal(0, m)
+        nan = z3.And(exp == emax, man != mz)
+        inf = z3.And(exp == emax, man == mz)
+        zero = z3.And(exp == ez, man == mz)
+        den = z3.And(exp == ez, man != mz)
+        norm = z3.And(exp != ez, exp != emax)
+        classes = [z3.And(nan, z3.Not(quiet)), z3.And(nan, quiet), z3.And(inf, neg),
+                   z3.And(norm, neg), z3.And(den, neg), z3.And(zero, neg), z3.And(zero, z3.Not(neg)),
+                   z3.And(den, z3.Not(neg)), z3.And(norm, z3.Not(neg)), z3.And(inf, z3.Not(neg))]
+        bit = lambda k: z3.Extract(k, k, mask) == 1  # noqa: E731
+        return z3.Or(*[z3.And(c, bit(k)) for k, c in enumerate(classes)])
+
+
+# ============================================================================ symbolic execution
+@dataclass
+class MemWrite:
+    """One store: ``space`` (global/lds/scratch), ``address`` term (bytes), ``size``
+    (bytes), ``value`` term (``8*size`` bits), ``active`` (Bool: the generic lane's
+    EXEC bit; True for scalar stores)."""
+
+    space: str
+    address: object
+    size: int
+    value: object
+    active: object
+
+
+@dataclass
+class SymResult:
+    """Result of :func:`symexec`.
+
+    ``regs``: unit -> term for every unit read or written (``("v", 5)`` -> BitVec 32,
+    ``("scc",)`` -> BitVec 1); ``written``: the units written; ``writes``: the
+    stores in order; ``memory``: final byte arrays per space; ``lane``: the lane
+    variable."""
+
+    regs: dict
+    written: set
+    writes: list
+    memory: dict
+    lane: object
+    initial: dict = field(default_factory=dict)
+
+
+def _unit_name(u) -> str:
+    return f"{u[0]}{u[1]}" if len(u) == 2 else u[0]
+
+
+_SPECIAL_UNIT_BY_SGPR = {106: ("vcc_lo",), 107: ("vcc_hi",), 126: ("exec_lo",), 127: ("exec_hi",),
+                         124: ("m0",)}
+
+
+class SymState:
+    """Symbolic register/memory state (generic-lane model, see module docstring)."""
+
+    def __init__(self, B: Z3Backend, initial: dict | None = None, prefix: str = ""):
+        self.B = B
+        self.prefix = prefix
+        self.regs: dict = {}
+        self.initial: dict = {}
+        self.written: set = set()
+        self.lane = z3.BitVec(prefix + "lane", 6)
+        self.lmview: dict = {}  # (lo unit, hi unit) -> (lo term, hi term, generic-lane Bool)
+        self.mem = {"global": z3.Array(prefix + "global", z3.BitVecSort(64), z3.BitVecSort(8)),
+                    "lds": z3.Array(prefix + "lds", z3.BitVecSort(32), z3.BitVecSort(8)),
+                    "scratch": z3.Array(prefix + "scratch", z3.BitVecSort(64), z3.BitVecSort(8))}
+        self.writes: list = []
+        for u, t in (initial or {}).items():
+            self.regs[u] = t
+            self.initial[u] = t
+
+    def get(self, u):
+        t = self.regs.get(u)
+        if t is None:
+            if u[0] in ("v", "a"):
+                # one value per lane: the generic lane reads element ``lane``
+                arr = z3.Array(self.prefix + _unit_name(u), z3.BitVecSort(6), z3.BitVecSort(32))
+                t = z3.Select(arr, self.lane)
+            else:
+                bits = 1 if u == ("scc",) else 32
+                t = z3.BitVec(self.prefix + _unit_name(u), bits)
+            self.regs[u] = t
+            self.initial[u] = t
+        return t
+
+    def set(self, u, t):
+        self.regs[u] = t
+        self.written.add(u)
+
+    def exec64(self):
+        return z3.Concat(self.get(("exec_hi",)), self.get(("exec_lo",)))
+
+    def active(self):
+        """Bool: EXEC bit of the generic lane."""
+        e = self.exec64()
+        return z3.Extract(0, 0, z3.LShR(e, z3.ZeroExt(58, self.lane))) == 1
+
+    def lane_instance(self, term, i: int):
+        """``term`` evaluated for lane ``i`` (lane := i)."""
+        return z3.substitute(term, (self.lane, z3.BitVecVal(i, 6)))
+
+
+def _units_of(op):
+    b = base_of(op)
+    us = reg_units(b)
+    out = []
+    for u in us:
+        if len(u) == 2 and u[0] == "s" and u[1] in _SPECIAL_UNIT_BY_SGPR:
+            out.append(_SPECIAL_UNIT_BY_SGPR[u[1]])
+        else:
+            out.append(u)
+    return out
+
+
+def _read(st: SymState, op, ty: str):
+    B = st.B
+    b = base_of(op)
+    w = width(ty)
+    if isinstance(b, Imm):
+        return z3.BitVecVal(imm_bits(b.value, ty, b.text), w)
+    if isinstance(b, Special) and not reg_units(b):
+        raise Unsupported(f"operand {b} is not modelled symbolically")
+    if not isinstance(b, (Reg, Special)):
+        raise Unsupported(f"operand {b} is not modelled symbolically")
+    us = _units_of(b)
+    if ty == "lm":
+        if len(us) != 2:
+            raise Unsupported(f"lane mask operand {b}")
+        view = st.lmview.get((us[0], us[1]))
+        if view is not None and view[0].eq(st.get(us[0])) and view[1].eq(st.get(us[1])):
+            return view[2]  # written by a VALU in this window: the generic lane's own bit
+        m = z3.Concat(st.get(us[1]), st.get(us[0]))
+        return z3.Extract(0, 0, z3.LShR(m, z3.ZeroExt(58, st.lane))) == 1
+    if w == 64:
+        v = z3.Concat(st.get(us[1]), st.get(us[0]))
+    elif w == 32:
+        v = st.get(us[0])
+    elif w == 16:
+        v = z3.Extract(15, 0, st.get(us[0]))
+    else:
+        raise Unsupported(f"width {w}")
+    if isinstance(op, Src) and ty[0] == "f":
+        if op.abs:
+            v = B.fabs(v)
+        if op.neg:
+            v = B.fneg(v)
+    elif isinstance(op, Src) and (op.neg or op.abs or op.sext):
+        raise Unsupported(f"source modifier on integer operand {op}")
+    return v
+
+
+def _write_v(st: SymState, op, ty: str, val, active):
+    b = base_of(op)
+    us = _units_of(b)
+    w = width(ty)
+    if w == 64:
+        parts = [z3.Extract(31, 0, val), z3.Extract(63, 32, val)]
+    elif w == 32:
+        parts = [val]
+    elif w == 16:
+        parts = [z3.ZeroExt(16, val)]
+    else:
+        raise Unsupported(f"width {w}")
+    for u, p in zip(us, parts):
+        st.set(u, z3.If(active, p, st.get(u)) if active is not None else p)
+
+
+def _write_lm(st: SymState, op, res_bool):
+    """Write a per-lane boolean as a 64-bit mask (inactive lanes 0)."""
+    b = base_of(op)
+    if isinstance(b, Special) and b.name == "null":
+        return
+    us = _units_of(b)
+    if len(us) != 2:
+        raise Unsupported(f"lane-mask destination {b}")
+    bit = z3.And(res_bool, st.active())
+    bits = [st.lane_instance(z3.If(bit, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)), i)
+            for i in range(64)]
+    m = z3.Concat(*reversed(bits))
+    lo, hi = z3.Extract(31, 0, m), z3.Extract(63, 32, m)
+    st.set(us[0], lo)
+    st.set(us[1], hi)
+    st.lmview[(us[0], us[1])] = (lo, hi, bit)
+
+
+def _write_s(st: SymState, op, ty, val):
+    b = base_of(op)
+    if isinstance(b, Special) and b.name == "null":
+        return
+    us = _units_of(b)
+    w = width(ty)
+    if w == 64:
+        st.set(us[0], z3.Extract(31, 0, val))
+        st.set(us[1], z3.Extract(63, 32, val))
+    else:
+        st.set(us[0], val)
+
+
+_CROSS_LANE_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "row_bcast", "row_mirror",
+                    "row_half_mirror", "row_newbcast", "wave_shl", "wave_shr", "wave_rol", "wave_ror")
+
+
+def step(st: SymState, inst) -> None:
+    """Symbolically execute one instruction on ``st``.
+
+    Raises:
+        Unsupported: no semantics, cross-lane/control-flow instruction or an
+            unmodelled form (DPP, SDWA, op_sel, clamp/omod...).
+    """
+    B = st.B
+    spec = lookup(inst.opcode)
+    if spec is None:
+        raise Unsupported(f"'{inst.text()}': no semantics for {inst.opcode}")
+    k = spec.kind
+    if k == "nop":
+        return
+    if inst.opcode.endswith(("_dpp", "_sdwa")) or any(inst.has_mod(m) for m in _CROSS_LANE_MODS):
+        raise Unsupported(f"'{inst.text()}': DPP/SDWA forms are not modelled symbolically")
+    if inst.mod("op_sel") and any(inst.mod("op_sel")) and k != "vop3p":
+        raise Unsupported(f"'{inst.text()}': op_sel is not modelled symbolically")
+    ops = inst.operands
+    if k in ("valu", "vopc"):
+        if k == "vopc" and len(ops) == 2:
+            ops = [Special("vcc")] + list(ops)
+        nd = 1 if k == "vopc" else len(spec.dst)
+        dst_types = ("lm",) if k == "vopc" else spec.dst
+        srcs = [_read(st, op, ty) for op, ty in zip(ops[nd:], spec.src)]
+        if spec.extra.get("tied"):
+            srcs.append(_read(st, ops[0], spec.dst[0]))
+        for imp in spec.imp_in:
+            srcs.append(_read(st, Special(imp), "lm"))
+        res = spec.fn(B, *srcs)
+        if not isinstance(res, tuple):
+            res = (res,)
+        clamp = inst.mod("clamp")
+        if inst.mod("mul") or inst.mod("div"):
+            raise Unsupported(f"'{inst.text()}': omod is not modelled symbolically")
+        act = st.active()
+        for n, (op, ty, val) in enumerate(zip(ops[:nd], dst_types, res)):
+            if ty == "lm":
+                _write_lm(st, op, val)
+            else:
+                if n == 0 and clamp:
+                    if ty[0] != "f":
+                        raise Unsupported("integer clamp")
+                    val = B.fclamp01(val)
+                _write_v(st, op, ty, val, act)
+        if spec.extra.get("cmpx"):
+            _write_lm(st, Special("exec"), res[0])
+        return
+    if k == "vop3p":
+        raise Unsupported(f"'{inst.text()}': packed math is not modelled symbolically yet")
+    if k in ("salu", "sopc"):
+        nd = len(spec.dst)
+        srcs = []
+        for op, ty in zip(ops[nd:], spec.src):
+            b = base_of(op)
+            if isinstance(b, Imm) and inst.opcode.startswith(("s_movk_", "s_cmpk_", "s_addk_",
+                                                               "s_mulk_", "s_cmovk_")):
+                v = int(b.value) & 0xFFFF
+                if not inst.opcode.endswith("_u32") and v & 0x8000:
+                    v -= 0x10000
+                op = Imm(v)
+            if isinstance(b, Reg) and b.file in ("v", "a"):
+                raise Unsupported("vector register as scalar source")
+            srcs.append(_read(st, op, ty))
+        if spec.extra.get("tied"):
+            srcs.append(_read(st, ops[0], spec.dst[0]))
+        for imp in spec.imp_in:
+            if imp == "scc":
+                srcs.append(st.get(("scc",)) == 1)
+            elif imp == "exec":
+                srcs.append(st.exec64())
+        res = spec.fn(B, *srcs)
+        if k == "sopc":
+            st.set(("scc",), z3.If(res, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)))
+            return
+        if not isinstance(res, tuple):
+            res = (res,)
+        outs = list(zip(ops[:nd], spec.dst)) + [(None, imp) for imp in spec.imp_out]
+        for (op, ty), val in zip(outs, res):
+            if op is None:
+                if ty == "scc":
+                    st.set(("scc",), z3.If(val, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)))
+                elif ty == "exec":
+                    st.set(("exec_lo",), z3.Extract(31, 0, val))
+                    st.set(("exec_hi",), z3.Extract(63, 32, val))
+            else:
+                _write_s(st, op, ty, val)
+        return
+    if k == "vmem" and spec.extra["seg"] in ("global", "scratch"):
+        _vmem(st, inst, spec)
+        return
+    if k == "ds" and spec.extra["op"] in ("read", "write"):
+        _ds(st, inst, spec)
+        return
+    if k == "smem" and not spec.extra.get("buffer"):
+        base = _read(st, ops[1], "b64")
+        off = _read(st, ops[2], "b32") if len(ops) > 2 else z3.BitVecVal(0, 32)
+        addr = (base + z3.SignExt(32, off) + int(inst.mod("offset", 0))) & ~z3.BitVecVal(3, 64)
+        us = _units_of(ops[0])
+        for j, u in enumerate(us):
+            st.set(u, _load_bytes(st.mem["global"], addr + 4 * j, 4))
+        return
+    raise Unsupported(f"'{inst.text()}': {k} instructions are not modelled symbolically")
+
+
+def _load_bytes(arr, addr, n):
+    return z3.Concat(*[z3.Select(arr, addr + i) for i in reversed(range(n))])
+
+
+def _store_bytes(arr, addr, val, n, active):
+    for i in range(n):
+        arr = z3.If(active, z3.Store(arr, addr + i, z3.Extract(8 * i + 7, 8 * i, val)), arr) \
+            if not z3.is_true(active) else z3.Store(arr, addr + i, z3.Extract(8 * i + 7, 8 * i, val))
+    return arr
+
+
+def _gather(st, r: Reg, n):
+    us = _units_of(r)
+    return z3.Concat(*[st.get(u) for u in reversed(us[:n])]) if n > 1 else st.get(us[0])
+
+
+def _vmem(st, inst, spec):
+    ex = spec.extra
+    seg, size, load = ex["seg"], ex["size"], ex["load"]
+    ops = inst.operands
+    if ex.get("d16"):
+        raise Unsupported("d16 loads")
+    if load:
+        dst, vaddr = base_of(ops[0]), base_of(ops[1])
+        saddr = base_of(ops[2]) if len(ops) > 2 else Special("off")
+    else:
+        vaddr, data = base_of(ops[0]), base_of(ops[1])
+        saddr = base_of(ops[2]) if len(ops) > 2 else Special("off")
+    off = int(inst.mod("offset", 0))
+    s_off = isinstance(saddr, Special) and saddr.name == "off"
+    v_off = isinstance(vaddr, Special) and vaddr.name == "off"
+    if seg == "scratch":
+        a = z3.BitVecVal(off, 32)
+        if not v_off:
+            a = a + _read(st, vaddr, "b32")
+        if not s_off:
+            a = a + _read(st, saddr, "b32")
+        arr_name = "scratch"
+        # per-lane private memory: the lane index is the high half of the address
+        a = z3.Concat(z3.ZeroExt(26, st.lane), a)
+    else:
+        arr_name = "global"
+        if s_off:
+            a = _read(st, vaddr, "b64") + off
+        else:
+            a = _read(st, saddr, "b64") + z3.ZeroExt(32, _read(st, vaddr, "b32")) + off
+    act = st.active()
+    if load:
+        v = _load_bytes(st.mem[arr_name], a, size)
+        us = _units_of(dst)
+        if size < 4:
+            v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
+            _write_v(st, dst, "b32", v, act)
+            return
+        for j, u in enumerate(us):
+            part = z3.Extract(32 * j + 31, 32 * j, v)
+            st.set(u, z3.If(act, part, st.get(u)))
+    else:
+        if size < 4:
+            val = z3.Extract(8 * size - 1, 0, _read(st, data, "b32") if not ex.get("d16_hi") else
+                             z3.LShR(_read(st, data, "b32"), 16))
+        else:
+            val = _gather(st, data, size // 4)
+        st.mem[arr_name] = _store_bytes(st.mem[arr_name], a, val, size, act)
+        st.writes.append(MemWrite(arr_name, a, size, val, act))
+
+
+def _ds(st, inst, spec):
+    ex = spec.extra
+    size = ex["size"]
+    ops = inst.operands
+    off = int(inst.mod("offset", 0) or 0)
+    act = st.active()
+    if ex["op"] == "read":
+        dst = base_of(ops[0])
+        a = _read(st, ops[1], "b32") + off
+        v = _load_bytes(st.mem["lds"], a, size)
+        if size < 4:
+            v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
+            _write_v(st, dst, "b32", v, act)
+            return
+        for j, u in enumerate(_units_of(dst)):
+            st.set(u, z3.If(act, z3.Extract(32 * j + 31, 32 * j, v), st.get(u)))
+    else:
+        a = _read(st, ops[0], "b32") + off
+        data = base_of(ops[1])
+        val = _gather(st, data, size // 4) if size >= 4 else z3.Extract(8 * size - 1, 0, _read(st, data, "b32"))
+        st.mem["lds"] = _store_bytes(st.mem["lds"], a, val, size, act)
+        st.writes.append(MemWrite("lds", a, size, val, act))
+
+
+def symexec(instructions, initial: dict | None = None, *, float_mode: str = "fp",
+            backend: Z3Backend | None = None, prefix: str = "") -> SymResult:
+    """Symbolically execute straight-line ``instructions`` (asmevo Instructions).
+
+    ``initial``: optional unit -> term map (e.g. to share variables between two
+    windows); missing units become variables named after the unit (with
+    ``prefix``).  Returns a :class:`SymResult`.
+
+    Raises:
+        Unsupported: an instruction or form without symbolic semantics (branches,
+            cross-lane operations, MFMA, atomics...), naming it.
+    """
+    B = backend or Z3Backend(float_mode)
+    st = SymState(B, initial, prefix)
+    for inst in instructions:
+        if lookup(inst.opcode) is not None and lookup(inst.opcode).kind in ("branch", "barrier",
+                                                                            "endpgm"):
+            raise Unsupported(f"'{inst.text()}': control flow ends a straight-line window")
+        step(st, inst)
+    return SymResult(dict(st.regs), set(st.written), list(st.writes), dict(st.mem), st.lane,
+                     dict(st.initial))
