@@ -154,11 +154,14 @@ class _Unsupported(Exception):
 
 @dataclass
 class SymRun:
-    """One window's symbolic execution: final unit -> term, memory writes, abstractions used."""
+    """One window's symbolic execution: final unit -> term, units written, memory writes,
+    and the initial unit -> term map (the shared input variables)."""
 
     regs: dict
+    written: set
     writes: list
-    uses_uf: bool = False
+    initial: dict
+    lane: Any = None
 
 
 def _is_nop(inst: Instruction) -> bool:
@@ -168,7 +171,11 @@ def _is_nop(inst: Instruction) -> bool:
 
 
 def _symexec(insts: list[Instruction], float_mode: str) -> SymRun:
-    """Run the shared z3 backend on ``insts`` from the shared symbolic initial state.
+    """Run the shared z3 backend (:func:`asmevo.semantics.z3backend.symexec`) on ``insts``.
+
+    Both windows start from the same symbolic state because the backend names
+    initial values after their units (``v5`` is ``Select(v5, lane)``, ``s3`` a
+    32-bit variable) and z3 identifies constants by name.
 
     Raises:
         _Unsupported: the backend is absent or cannot model an instruction.
@@ -182,15 +189,15 @@ def _symexec(insts: list[Instruction], float_mode: str) -> SymRun:
         res = z3backend.symexec(insts, float_mode=float_mode)
     except Unsupported as e:
         raise _Unsupported(str(getattr(e, "message", e))) from None
-    regs = dict(getattr(res, "regs", None) or res[0])
-    writes = list(getattr(res, "writes", None) or (res[1] if isinstance(res, tuple) else []))
-    return SymRun(regs, writes, bool(getattr(res, "uses_uf", False)))
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, z3.Z3Exception) as e:
+        raise _Unsupported(f"the z3 backend cannot model this window: {type(e).__name__}: {e}") from None
+    return SymRun(dict(res.regs), set(res.written), list(res.writes), dict(res.initial), res.lane)
 
 
-def _initial(u: tuple):
-    """The symbolic initial value of unit ``u`` as the backend names it."""
+def _initial(u: tuple, float_mode: str = "fp"):
+    """The symbolic initial value of unit ``u``, as the backend names it."""
     from ..semantics import z3backend
-    return z3backend.initial_value(u)
+    return z3backend.SymState(z3backend.Z3Backend(float_mode)).get(u)
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,6 +217,22 @@ def _has_uf(terms: Iterable[Any]) -> bool:
         if z3.is_app(t):
             d = t.decl()
             if d.kind() == z3.Z3_OP_UNINTERPRETED and d.arity() > 0:
+                return True
+            stack.extend(t.children())
+    return False
+
+
+def _has_fp_to_bv(terms: Iterable[Any]) -> bool:
+    """Whether any term converts an FP value back to bits (``fp.to_ieee_bv``)."""
+    seen: set = set()
+    stack = [t for t in terms if isinstance(t, z3.ExprRef)]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app(t):
+            if t.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV:
                 return True
             stack.extend(t.children())
     return False
@@ -257,9 +280,9 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
             if ta is None and tb is None:
                 continue
             if ta is None:
-                ta = _initial(u)
+                ta = _initial(u, float_mode)
             if tb is None:
-                tb = _initial(u)
+                tb = _initial(u, float_mode)
             pairs.append((unit_name(u), ta, tb))
     except Exception as e:  # noqa: BLE001 - backend could not name an initial value
         return EquivResult(UNKNOWN, f"unsupported: initial value: {e}", "unsupported")
@@ -270,12 +293,16 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
                            differing=["memory-writes"])
     for i, (wa, wb) in enumerate(zip(ra.writes, rb.writes)):
         fa, fb = _write_fields(wa), _write_fields(wb)
-        if fa["bytes"] != fb["bytes"]:
-            return EquivResult(NOT_EQUIVALENT, f"memory write #{i}: A writes {fa['bytes']} bytes, "
-                               f"B writes {fb['bytes']}", live_out=names, differing=[f"write#{i}"])
-        for k in ("address", "value", "mask"):
-            if fa.get(k) is not None or fb.get(k) is not None:
-                pairs.append((f"write#{i}.{k}", fa.get(k), fb.get(k)))
+        if fa["space"] != fb["space"] or fa["bytes"] != fb["bytes"]:
+            return EquivResult(NOT_EQUIVALENT, f"memory write #{i}: A writes {fa['bytes']} bytes of "
+                               f"{fa['space']}, B {fb['bytes']} bytes of {fb['space']}",
+                               live_out=names, differing=[f"write#{i}"])
+        # same lane mask; address and value only matter where the write happens
+        act_a, act_b = _as_bool(fa["mask"]), _as_bool(fb["mask"])
+        pairs.append((f"write#{i}.mask", act_a, act_b))
+        for k in ("address", "value"):
+            pairs.append((f"write#{i}.{k}", z3.If(act_a, _bv(fa[k]), _zero(fa[k])),
+                          z3.If(act_a, _bv(fb[k]), _zero(fb[k]))))
     if not pairs:
         return EquivResult(EQUIVALENT, "no live-out unit or memory write", live_out=names)
     diffs = [(n, a, b) for n, a, b in pairs if not _same_term(a, b)]
@@ -286,6 +313,18 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
     s.add(z3.Or([z3.Not(_as_bv_eq(a, b)) for _, a, b in diffs]))
     r = s.check()
     if r == z3.unsat:
+        if float_mode == "fp" and _has_fp_to_bv([t for _, a, b in diffs for t in (a, b)]):
+            # The FP theory equates all NaNs: the proof says nothing about NaN payloads,
+            # which outputs compare bit for bit.  Re-prove over uninterpreted float
+            # functions of the bit patterns, which keeps payloads exact.
+            ru = check_windows(a_insts, b_insts, live_out=live_out, timeout_ms=timeout_ms,
+                               float_mode="uf")
+            if ru.equivalent:
+                return EquivResult(EQUIVALENT, "proved (unsat; float operations matched "
+                                   "operation for operation)", live_out=names)
+            return EquivResult(UNKNOWN, "equal as IEEE values, but NaN payload propagation is not "
+                               "proved (z3's FP theory has a single NaN)", "unsupported",
+                               live_out=names)
         return EquivResult(EQUIVALENT, "proved (unsat)", live_out=names)
     if r == z3.unknown:
         why = s.reason_unknown()
@@ -297,7 +336,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
         return EquivResult(UNKNOWN, "the differing results go through uninterpreted float "
                            "functions (--float uf); the model may be unrealisable", "unsupported",
                            live_out=names)
-    ce = _counterexample(model, diffs, differs)
+    ce = _counterexample(model, diffs, differs, ra, rb)
     return EquivResult(NOT_EQUIVALENT, "differs in " + ", ".join(differs), counterexample=ce,
                        live_out=names, differing=differs)
 
@@ -310,13 +349,24 @@ def _same_term(a, b) -> bool:
 
 
 def _write_fields(w) -> dict:
-    if isinstance(w, dict):
-        return {"address": w.get("address", w.get("addr")), "bytes": w.get("bytes", w.get("size")),
-                "value": w.get("value"), "mask": w.get("mask", w.get("lane_mask"))}
-    names = ("address", "bytes", "value", "mask")
-    if isinstance(w, tuple):
-        return dict(zip(names, w))
-    return {n: getattr(w, n, None) for n in names}
+    """A backend ``MemWrite`` as ``space, address, bytes, value, mask`` (mask: the generic
+    lane's EXEC bit, a Bool)."""
+    return {"space": w.space, "address": w.address, "bytes": w.size, "value": w.value,
+            "mask": w.active}
+
+
+def _as_bool(x):
+    if isinstance(x, bool):
+        return z3.BoolVal(x)
+    return x
+
+
+def _bv(x):
+    return x
+
+
+def _zero(x):
+    return z3.BitVecVal(0, x.size())
 
 
 def _unit_sort(u: tuple):
@@ -334,14 +384,18 @@ def _val(model, t):
     return str(v)
 
 
-def _counterexample(model, diffs, differs) -> dict:
+def _counterexample(model, diffs, differs, ra: SymRun, rb: SymRun) -> dict:
+    """Initial register values (the generic lane's, for VGPRs), the lane, and both results."""
     inputs: dict[str, Any] = {}
-    for d in model.decls():
-        if d.arity() == 0:
-            inputs[d.name()] = _val(model, d())
+    init = dict(ra.initial)
+    init.update(rb.initial)
+    for u in sorted(init, key=_unit_sort):
+        inputs[unit_name(u)] = _val(model, init[u])
+    if ra.lane is not None:
+        inputs["lane"] = _val(model, ra.lane)
     a = {n: _val(model, ta) for n, ta, tb in diffs if n in differs}
     b = {n: _val(model, tb) for n, ta, tb in diffs if n in differs}
-    return {"inputs": dict(sorted(inputs.items())), "a": a, "b": b, "differs": list(differs)}
+    return {"inputs": inputs, "a": a, "b": b, "differs": list(differs)}
 
 
 # --------------------------------------------------------------------------------------------
