@@ -1,0 +1,202 @@
+"""Emulator unit tests: EXEC masking, DPP, SDWA, lane ops, memory, errors, barriers."""
+
+import numpy as np
+import pytest
+
+from asmevo.emu.memory import EmuError
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+LANES = np.arange(64)
+
+
+def test_valu_respects_exec(snippet):
+    s = snippet(["v_add_u32_e32 v2, v0, v1"])
+    s.w.v[0] = LANES
+    s.w.v[1] = 100
+    s.w.v[2] = 7
+    m = LANES % 2 == 0
+    s.w.set_exec(m)
+    s.run()
+    assert np.array_equal(s.w.v[2], np.where(m, LANES + 100, 7))
+
+
+def test_exec_all_zero_and_execz_branch(snippet):
+    s = snippet(["s_mov_b64 exec, 0", "v_mov_b32_e32 v1, 5", "s_cbranch_execz .L1",
+                 "v_mov_b32_e32 v2, 9", ".L1:", "s_mov_b64 exec, -1", "v_add_u32_e32 v3, 1, v1"])
+    s.run()
+    assert (s.w.v[1] == 0).all() and (s.w.v[2] == 0).all() and (s.w.v[3] == 1).all()
+
+
+def test_vopc_inactive_lanes_write_zero(snippet):
+    s = snippet(["v_cmp_gt_u32_e32 vcc, 10, v0", "s_mov_b64 s[4:5], vcc"])
+    s.w.v[0] = LANES
+    s.w.s[106:108] = 0xFFFFFFFF
+    s.w.set_exec(LANES < 32)
+    s.run()
+    assert s.w.s[4] == 0x3FF and s.w.s[5] == 0
+
+
+def test_saveexec_branch_structure(snippet):
+    s = snippet(["v_cmp_gt_u32_e32 vcc, 5, v0", "s_and_saveexec_b64 s[2:3], vcc",
+                 "v_mov_b32_e32 v1, 1", "s_or_b64 exec, exec, s[2:3]", "v_add_u32_e32 v1, 10, v1"])
+    s.w.v[0] = LANES
+    s.run()
+    assert np.array_equal(s.w.v[1], np.where(LANES < 5, 11, 10))
+    assert s.w.exec_all
+
+
+def test_dpp_row_shr_bound_ctrl(snippet):
+    s = snippet(["v_mov_b32_dpp v1, v0 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1",
+                 "v_mov_b32_dpp v2, v0 row_shr:1 row_mask:0xf bank_mask:0xf",
+                 "v_add_u32_dpp v3, v0, v0 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf"])
+    s.w.v[0] = LANES + 1
+    s.w.v[2] = 77
+    s.run()
+    first = (LANES % 16) == 0
+    assert np.array_equal(s.w.v[1], np.where(first, 0, LANES))          # bound_ctrl: reads 0
+    assert np.array_equal(s.w.v[2], np.where(first, 77, LANES))         # no bound_ctrl: no write
+    assert np.array_equal(s.w.v[3], (LANES ^ 1) + 1 + LANES + 1)
+
+
+def test_dpp_row_bcast_and_masks(snippet):
+    s = snippet(["v_mov_b32_dpp v1, v0 row_bcast:15 row_mask:0xa bank_mask:0xf",
+                 "v_mov_b32_dpp v2, v0 row_ror:4 row_mask:0xf bank_mask:0x1"])
+    s.w.v[0] = LANES
+    s.run()
+    row = LANES // 16
+    want1 = np.where(row % 2 == 1, row * 16 - 1, 0)
+    assert np.array_equal(s.w.v[1], want1)
+    bank0 = (LANES // 4) % 4 == 0
+    assert np.array_equal(s.w.v[2], np.where(bank0, (LANES & ~15) | ((LANES - 4) & 15), 0))
+
+
+def test_sdwa_dst_sel(snippet):
+    s = snippet(["v_ffbl_b32_sdwa v1, v0 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:DWORD",
+                 "v_mov_b32_sdwa v2, v0 dst_sel:BYTE_0 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_1"])
+    s.w.v[0] = 0x1200
+    s.w.v[2] = 0xAABBCCDD
+    s.run()
+    assert (s.w.v[1] == (9 << 16)).all()
+    assert (s.w.v[2] == 0xAABBCC12).all()
+
+
+def test_lane_ops(snippet):
+    s = snippet(["v_readlane_b32 s0, v0, 37", "v_readfirstlane_b32 s1, v0",
+                 "v_writelane_b32 v1, s0, 3", "s_mov_b32 s2, 5", "v_readlane_b32 s3, v0, s2"])
+    s.w.v[0] = LANES * 3
+    s.w.set_exec(LANES >= 10)
+    s.run()
+    assert s.w.s[0] == 111 and s.w.s[1] == 30 and s.w.s[3] == 15
+    assert s.w.v[1, 3] == 111 and s.w.v[1, 4] == 0   # writelane ignores EXEC
+
+
+def test_ds_swizzle_and_bpermute(snippet):
+    s = snippet(["ds_swizzle_b32 v1, v0 offset:swizzle(SWAP,16)",
+                 "ds_bpermute_b32 v2, v3, v0", "ds_swizzle_b32 v4, v0 offset:swizzle(BROADCAST,8,2)"])
+    s.w.v[0] = LANES
+    s.w.v[3] = ((LANES + 1) % 64) * 4
+    s.run()
+    assert np.array_equal(s.w.v[1], LANES ^ 16)
+    assert np.array_equal(s.w.v[2], (LANES + 1) % 64)
+    assert np.array_equal(s.w.v[4], (LANES & ~7) | 2)
+
+
+def test_lds_atomics_with_return(snippet):
+    s = snippet(["ds_add_rtn_u32 v1, v2, v3", "ds_read_b32 v4, v2"])
+    s.w.v[2] = 8          # all lanes hit one address
+    s.w.v[3] = 1
+    s.run()
+    assert sorted(s.w.v[1]) == list(range(64))   # lane order: returns 0..63
+    assert (s.w.v[4] == 64).all()
+
+
+def test_global_memory_fault_names_everything(snippet):
+    s = snippet(["global_load_dword v1, v[2:3], off"])
+    base = s.mem.map("buf", np.zeros(16, np.uint32))
+    s.w.v[2] = (base + LANES * 4) & 0xFFFFFFFF
+    s.w.v[3] = base >> 32
+    with pytest.raises(EmuError) as e:
+        s.run()
+    msg = str(e.value)
+    assert "snippet" in msg and "global_load_dword" in msg and "lane 16" in msg
+    assert hex(base + 64) in msg
+
+
+def test_unknown_instruction_stops(snippet):
+    s = snippet(["v_mov_b32_e32 v0, 1", "v_frobnicate_b32 v0, v1"])
+    with pytest.raises(EmuError, match="v_frobnicate_b32.*no semantics"):
+        s.run()
+
+
+def test_buffer_out_of_range(snippet):
+    s = snippet(["buffer_load_dword v1, v0, s[4:7], 0 offen",
+                 "buffer_store_dword v2, v0, s[4:7], 0 offen offset:4"])
+    data = np.arange(16, dtype=np.uint32) + 100
+    base = s.mem.map("buf", data)
+    s.w.s[4] = base & 0xFFFFFFFF
+    s.w.s[5] = base >> 32          # stride 0
+    s.w.s[6] = 32                  # num_records: bytes
+    s.w.s[7] = 0x00027000
+    s.w.v[0] = LANES * 4
+    s.w.v[2] = 7
+    s.run()
+    assert np.array_equal(s.w.v[1], np.where(LANES < 8, LANES + 100, 0))
+    out = s.mem.region("buf").data.view(np.uint32)
+    assert list(out[1:8]) == [7] * 7 and list(out[8:]) == list(range(108, 116))
+    assert out[0] == 100
+
+
+def test_scratch_per_lane(snippet):
+    s = snippet(["scratch_store_dword off, v0, s0 offset:4", "scratch_load_dword v1, off, s0 offset:4"],
+                scratch=64)
+    s.w.v[0] = LANES * 5
+    s.w.s[0] = 8
+    s.run()
+    assert np.array_equal(s.w.v[1], LANES * 5)
+
+
+def test_barrier_orders_waves(snippet):
+    prog = ["v_lshlrev_b32_e32 v1, 2, v0", "ds_write_b32 v1, v2", "s_barrier",
+            "v_sub_u32_e32 v3, 255, v0", "v_lshlrev_b32_e32 v3, 2, v3", "ds_read_b32 v4, v3"]
+    s = snippet(prog, nwaves=4)
+    for k, w in enumerate(s.waves):
+        w.v[0] = LANES + 64 * k
+        w.v[2] = (LANES + 64 * k) * 10
+    s.run()
+    for k, w in enumerate(s.waves):
+        assert np.array_equal(w.v[4], (255 - (LANES + 64 * k)) * 10)
+
+
+def test_vop3_modifiers(snippet):
+    s = snippet(["v_fma_f32 v3, -v0, |v1|, 0.5 clamp", "v_add_f32_e64 v4, v0, v1 mul:2",
+                 "v_mov_b32_e32 v5, 0.15915494", "v_cndmask_b32_e64 v6, 0, 1.0, s[0:1]"])
+    s.w.v[0] = np.full(64, np.float32(0.25)).view(np.uint32)
+    s.w.v[1] = np.full(64, np.float32(-3.0)).view(np.uint32)
+    s.w.s[0] = 0xF
+    s.run()
+    f = lambda r: s.w.v[r].view(np.float32)  # noqa: E731
+    assert (f(3) == 0.0).all()                 # -0.25*3+0.5 < 0 -> clamp 0
+    assert (f(4) == -5.5).all()
+    assert (s.w.v[5] == 0x3E22F983).all()
+    assert list(f(6)[:5]) == [1, 1, 1, 1, 0]
+
+
+def test_packed_ops(snippet):
+    s = snippet(["v_pk_fma_f16 v2, v0, v1, v0 op_sel:[1,0,0] op_sel_hi:[0,1,1]",
+                 "v_pk_add_f32 v[4:5], v[6:7], 0.5"])
+    h = np.array([1.0, 2.0], np.float16).view(np.uint32)[0]   # lo 1.0, hi 2.0
+    g = np.array([3.0, 4.0], np.float16).view(np.uint32)[0]
+    s.w.v[0] = h
+    s.w.v[1] = g
+    s.w.v[6] = np.float32(1.0).view(np.uint32)
+    s.w.v[7] = np.float32(2.0).view(np.uint32)
+    s.run()
+    lo, hi = np.array([s.w.v[2, 0]], np.uint32).view(np.float16)
+    assert lo == 2.0 * 3.0 + 1.0 and hi == 1.0 * 4.0 + 2.0
+    assert s.w.v[4, 0] == np.float32(1.5).view(np.uint32) and s.w.v[5, 0] == np.float32(2.5).view(np.uint32)
+
+
+def test_runaway_loop_is_stopped(snippet):
+    s = snippet([".L0:", "s_branch .L0"])
+    with pytest.raises(EmuError, match="runaway"):
+        s.run()
