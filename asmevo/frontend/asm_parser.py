@@ -101,7 +101,8 @@ class _ToIR(Transformer):
                 operands = tuple(r)
             else:
                 mods.append(r)
-        return ("i", _intern(mnemonic.value.lower()), operands, tuple(mods))
+        opcode = _intern(mnemonic.value.lower())
+        return ("i", opcode, operands, tuple(mods), _is_terminator(opcode))
 
     def operands(self, *ops):
         return list(ops)
@@ -385,7 +386,7 @@ def parse_line(line: str, filename: str = "<input>", lineno: int = 1) -> tuple:
 
     Returns ``(labels, stmt)``: ``labels`` is a tuple of label names defined on
     the line; ``stmt`` is ``None``, ``("d", name, args)`` for a directive, or
-    ``("i", opcode, operands, modifiers)`` for an instruction.
+    ``("i", opcode, operands, modifiers, is_terminator)`` for an instruction.
 
     Raises:
         AsmSyntaxError: with ``filename:lineno:column`` and the expected tokens.
@@ -481,14 +482,18 @@ def parse_asm(text: str, filename: str = "<input>") -> Module:
             else:
                 meta_lines.append(raw)
             continue
-        s = raw.lstrip()
-        if not s or s[0] == ";" or s.startswith("//"):
-            continue
         r = get(raw)
         if r is None:
+            s = raw.lstrip()
+            if not s or s[0] == ";" or s.startswith("//"):
+                continue
             r = parse_line(raw, filename, n)
         labels, stmt = r
-        if stmt is not None and stmt[0] == "d":
+        if stmt is None:
+            if labels:
+                recs.append((n, labels, None))
+            continue
+        if stmt[0] == "d":
             name = stmt[1]
             if name == ".amdgpu_metadata":
                 in_meta, meta_lines, meta_start = True, [], n
@@ -501,8 +506,7 @@ def parse_asm(text: str, filename: str = "<input>") -> Module:
                     func_syms.add(parts[0])
             elif name == ".amdhsa_kernel":
                 amdhsa_names.add(stmt[2].strip())
-        if labels or stmt is not None:
-            recs.append((n, labels, stmt))
+        recs.append((n, labels, stmt))
     if in_meta:
         raise AsmSyntaxError(".amdgpu_metadata without .end_amdgpu_metadata", file=filename,
                              line=meta_start, column=1)
@@ -632,7 +636,14 @@ def _build(recs: list[tuple], func_syms: set[str], amdhsa_names: set[str],
             if amdhsa is not None:
                 raise AsmSyntaxError("instruction inside .amdhsa_kernel", file=filename,
                                      line=n, column=1)
-            bld.add_instruction(Instruction(stmt[1], stmt[2], stmt[3], line=n))
+            # fast path of _Builder.add_instruction (the common case: same block)
+            b = bld.block
+            if b is not None and not bld.pending:
+                b.instructions.append(Instruction(stmt[1], stmt[2], stmt[3], line=n))
+                if stmt[4]:
+                    bld.block = None
+            else:
+                bld.add_instruction(Instruction(stmt[1], stmt[2], stmt[3], line=n))
         elif kind == "d":
             name, args = stmt[1], stmt[2]
             if amdhsa is not None:
