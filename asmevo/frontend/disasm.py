@@ -388,7 +388,8 @@ class _Builder:
                 pos = sym.value
                 if sym.name in kd_names and not nobits:
                     k = kd_names[sym.name]
-                    self.items.append(Directive(".p2align", "6"))
+                    if not (pos == s.addr and s.align >= 64):
+                        self.items.append(Directive(".p2align", "6"))
                     start = len(self.items)
                     self.items.append(AmdhsaKernel(k.name, k.descriptor.to_directives())
                                       if not k.descriptor.directive_blockers() else None)

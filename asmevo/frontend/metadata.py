@@ -25,6 +25,21 @@ NOTE_OWNER = "AMDGPU"
 VERSION_FOR_COV = {3: (1, 0), 4: (1, 1), 5: (1, 2), 6: (1, 2)}
 
 
+#: Fixed sizes (bytes) per ``.value_kind`` (AMDGPUUsage "Code Object V5 Metadata",
+#: hidden argument table; pointers are 64-bit in the global/flat address space).
+VALUE_KIND_SIZES = {
+    "global_buffer": 8, "queue": 8, "image": 8, "sampler": 8, "pipe": 8,
+    "hidden_block_count_x": 4, "hidden_block_count_y": 4, "hidden_block_count_z": 4,
+    "hidden_group_size_x": 2, "hidden_group_size_y": 2, "hidden_group_size_z": 2,
+    "hidden_remainder_x": 2, "hidden_remainder_y": 2, "hidden_remainder_z": 2,
+    "hidden_global_offset_x": 8, "hidden_global_offset_y": 8, "hidden_global_offset_z": 8,
+    "hidden_grid_dims": 2, "hidden_printf_buffer": 8, "hidden_hostcall_buffer": 8,
+    "hidden_multigrid_sync_arg": 8, "hidden_heap_v1": 8, "hidden_default_queue": 8,
+    "hidden_completion_action": 8, "hidden_dynamic_lds_size": 4, "hidden_private_base": 4,
+    "hidden_shared_base": 4, "hidden_queue_ptr": 8,
+}
+
+
 @dataclass
 class KernelArg:
     """One entry of a kernel's ``.args`` (offset/size in bytes within the kernarg segment)."""
@@ -106,6 +121,10 @@ class KernelMeta:
             label = a.name or f"#{i}"
             if a.size <= 0:
                 w.append(f"kernel {self.name}: argument {label} has size {a.size}")
+            want = VALUE_KIND_SIZES.get(a.value_kind)
+            if want is not None and a.size > 0 and a.size != want:
+                w.append(f"kernel {self.name}: argument {label} ({a.value_kind}) has size {a.size}, "
+                         f"expected {want}")
             if a.offset < end:
                 w.append(f"kernel {self.name}: argument {label} at offset {a.offset} overlaps the "
                          f"previous argument (ends at {end})")

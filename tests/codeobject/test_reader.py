@@ -122,10 +122,13 @@ def test_metadata_bad_sizes_warn():
     raw = {"amdhsa.version": [1, 2], "amdhsa.kernels": [{
         ".name": "k", ".symbol": "k.kd", ".kernarg_segment_size": 8,
         ".args": [{".offset": 0, ".size": 8, ".value_kind": "global_buffer"},
-                  {".offset": 4, ".size": 0, ".value_kind": "by_value"}]}]}
+                  {".offset": 4, ".size": 0, ".value_kind": "by_value"},
+                  {".offset": 8, ".size": 4, ".value_kind": "global_buffer"}]}]}
     md = decode_metadata(msgpack.packb(raw))
     text = " ".join(md.warnings)
     assert "size 0" in text and "overlaps" in text
+    assert "(global_buffer) has size 4, expected 8" in text
+    assert "end at byte 12 but .kernarg_segment_size is 8" in text
     with pytest.raises(CodeObjectError, match="MessagePack"):
         decode_metadata(b"\xc1")
 

@@ -352,3 +352,36 @@ def test_cli_asm_error_location(tmp_path, capsys):
     assert rc == 2
     assert f"{s}:4:" in err and "error" in err
     assert not (tmp_path / "bad.co").exists()
+
+
+@pytest.mark.parametrize("features,flags,xnack,sramecc", [
+    ("", 0x54C, "any", "any"),
+    (":sramecc+:xnack-", 0xE4C, "off", "on"),
+    (":xnack+", 0x74C, "on", "any"),
+])
+def test_target_id_feature_bits(tmp_path, features, flags, xnack, sramecc):
+    """e_flags <-> target id both ways (PITFALLS BR-30): llvm-mc writes the bits for the
+    .amdgcn_target we print, and we read them back to the same id."""
+    src = _KERNEL_SRC.replace("amdgcn-amd-amdhsa--gfx942", "amdgcn-amd-amdhsa--gfx942" + features)
+    p = tmp_path / "f.co"
+    p.write_bytes(assemble_bytes(src))
+    co = read_code_object(p)
+    assert co.e_flags == flags and (co.xnack, co.sramecc) == (xnack, sramecc)
+    assert co.target_id == "amdgcn-amd-amdhsa--gfx942" + features
+    checks = roundtrip(str(p))
+    assert all(c.ok for c in checks), [c.line() for c in checks]
+
+
+@pytest.mark.parametrize("rel", ["vadd_f32.co", "triton/tr_matmul.hsaco",
+                                 "aiter/gfx942/fmha_v4_fwd/MI300/fwd_hd128_i8fp8.co"])
+def test_ir_path_parse_print_identity(corpus_dir, rel):
+    """dis text -> parse_asm -> print gives the same text and the same kernel structure."""
+    from asmevo.frontend.asm_parser import parse_asm
+    m = disassemble(corpus_dir / rel)
+    text = print_module(m)
+    m2 = parse_asm(text, "dis.s")
+    assert print_module(m2) == text
+    for k, k2 in zip(m.kernels, m2.kernels):
+        assert k.name == k2.name
+        assert [b.label or "" for b in k.blocks][1:] == [b.label or "" for b in k2.blocks][1:]
+        assert list(k.instructions()) == list(k2.instructions())
