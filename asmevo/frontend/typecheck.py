@@ -188,6 +188,15 @@ class _Ctx:
         self.text = line_text if line_text is not None else "\t" + inst.text()
         self.mcol, self.cols = _operand_columns(self.text)
 
+    def error_at_word(self, msg: str, word: str) -> AsmSyntaxError:
+        """An error located at ``word`` after the operands (a modifier name)."""
+        start = self.cols[-1] if self.cols else self.mcol
+        i = self.text.find(word, start - 1)
+        err = self.error(msg)
+        if i >= 0:
+            err.column = i + 1
+        return err
+
     def error(self, msg: str, k: int | None = None) -> AsmSyntaxError:
         col = self.mcol
         if k is not None and k < len(self.cols):
@@ -369,6 +378,68 @@ def _alternatives(info, inst: Instruction, specs: list) -> list[list]:
     return alts
 
 
+_MEM_FAMILIES = frozenset({"DS", "SMEM", "MUBUF", "MTBUF", "GLOBAL", "FLAT", "SCRATCH"})
+_VMEM_FAMILIES = frozenset({"MUBUF", "MTBUF", "GLOBAL", "FLAT", "SCRATCH"})
+_DPP_MODS = frozenset({"quad_perm", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr",
+                       "wave_rol", "wave_ror", "row_mirror", "row_half_mirror", "row_bcast",
+                       "row_newbcast", "row_mask", "bank_mask", "bound_ctrl", "fi"})
+_SDWA_MODS = frozenset({"dst_sel", "dst_unused", "src0_sel", "src1_sel"})
+_MAI_MODS = frozenset({"cbsz", "abid", "blgp"})
+_VOP3_MODS = frozenset({"op_sel", "op_sel_hi", "neg_lo", "neg_hi"})
+
+
+def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
+    """A modifier that cannot appear on this kind of instruction: (message, modifier name).
+
+    Families per LLVM AMDGPU *.td operand lists: DPP controls only on ``_dpp``, SDWA
+    selects only on ``_sdwa``, cache/addressing flags only on memory instructions,
+    ``offset0``/``offset1``/``gds`` only on DS, ``format`` only on MTBUF,
+    ``cbsz``/``abid``/``blgp`` only on MFMA, clamp/omod/op_sel not on ``_e32``/DPP forms.
+    """
+    fam = (_field(info, "family", "") or _field(info, "enc", "") or "").upper()
+    if not fam:
+        return None
+    op = inst.opcode
+    dpp = op.endswith("_dpp")
+    sdwa = op.endswith("_sdwa")
+    valu = fam.startswith(("VOP",))
+    for name, _v in inst.modifiers:
+        where = None
+        if name in _DPP_MODS:
+            if not dpp:
+                where = "DPP (_dpp) instructions"
+        elif name in _SDWA_MODS:
+            if not sdwa:
+                where = "SDWA (_sdwa) instructions"
+        elif name in _MAI_MODS:
+            if not op.startswith(("v_mfma", "v_smfmac")):
+                where = "MFMA instructions"
+        elif name in ("glc", "slc", "nt", "sc0", "sc1"):
+            if fam not in _MEM_FAMILIES - {"DS"}:
+                where = "vector and scalar memory instructions"
+        elif name in ("offen", "idxen", "addr64", "tfe", "lds"):
+            if fam not in ("MUBUF", "MTBUF") and not (name == "lds" and fam in _VMEM_FAMILIES):
+                where = "buffer instructions"
+        elif name == "format":
+            if fam != "MTBUF":
+                where = "typed buffer (tbuffer_*) instructions"
+        elif name in ("offset0", "offset1", "gds"):
+            if fam != "DS":
+                where = "DS instructions"
+        elif name == "offset":
+            if fam not in _MEM_FAMILIES:
+                where = "memory instructions"
+        elif name in ("clamp", "mul", "div"):
+            if not valu or dpp or op.endswith("_e32"):
+                where = "VOP3 (_e64) and SDWA instructions"
+        elif name in _VOP3_MODS:
+            if not valu or dpp or sdwa or op.endswith("_e32"):
+                where = "VOP3/VOP3P instructions"
+        if where:
+            return (f"modifier '{name}' is not valid for {op}; it applies to {where}", name)
+    return None
+
+
 def check_instruction(inst: Instruction, filename: str = "<input>",
                       line_text: str | None = None) -> None:
     """Check one instruction against the ISA table and the register files.
@@ -389,6 +460,9 @@ def check_instruction(inst: Instruction, filename: str = "<input>",
         close = difflib.get_close_matches(inst.opcode, _all_mnemonics(), n=3, cutoff=0.75)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ctx.error(f"unknown mnemonic {inst.opcode!r} for gfx942{hint}")
+    mp = _modifier_problem(inst, info)
+    if mp is not None:
+        raise ctx.error_at_word(mp[0], mp[1])
     specs = _specs(info, inst)
     alts = _alternatives(info, inst, specs)
     if len(alts) > 1:

@@ -97,3 +97,17 @@ def test_corpus_type_checks(corpus_dir, isa_table):
         check_module(m, str(f), text)
         n += sum(k.num_instructions() for k in m.kernels)
     assert n > 3000
+
+
+@pytest.mark.parametrize("text, col, fragment", [
+    ("v_add_f32_e32 v0, v1, v2 glc", 27, "modifier 'glc' is not valid for v_add_f32_e32"),
+    ("v_add_f32_e32 v0, v1, v2 row_mask:0xf", 27, "applies to DPP (_dpp) instructions"),
+    ("global_load_dword v1, v[2:3], off offset0:4", 36, "applies to DS instructions"),
+    ("v_add_f32_e32 v0, v1, v2 clamp", 27, "applies to VOP3 (_e64) and SDWA"),
+    ("v_add_f32_e64 v0, v1, v2 cbsz:1", 27, "applies to MFMA instructions"),
+])
+def test_modifier_errors(text, col, fragment, llvm_mc, isa_table):
+    with pytest.raises(AsmSyntaxError) as ei:
+        check_instruction(parse_instruction(text), "t.s")
+    assert ei.value.column == col and fragment in ei.value.message
+    assert _llvm_rejects(llvm_mc, text)

@@ -103,3 +103,44 @@ def test_checker_agrees_with_llvm_mc(seed, corpus_dir, llvm_mc):
     assert not false_errors, false_errors[:5]
     assert llvm_rejects > 50
     assert caught >= 0.95 * llvm_rejects, (caught, llvm_rejects)
+
+
+MODIFIERS = [("glc", True), ("slc", True), ("nt", True), ("sc0", True), ("sc1", True),
+             ("offen", True), ("idxen", True), ("lds", True), ("gds", True), ("offset", 16),
+             ("offset0", 4), ("offset1", 8), ("clamp", True), ("mul", 2), ("div", 2),
+             ("op_sel", (0, 0, 1)), ("op_sel_hi", (1, 1, 0)), ("quad_perm", (0, 1, 2, 3)),
+             ("row_mask", 15), ("bank_mask", 15), ("row_shr", 1), ("dst_sel", "WORD_1"),
+             ("src0_sel", "BYTE_0"), ("cbsz", 1), ("abid", 1), ("blgp", 1),
+             ("format", ("BUF_FMT_32_FLOAT",)), ("bound_ctrl", 1)]
+
+
+@pytest.mark.corpus
+@settings(max_examples=2, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_modifier_checks_agree_with_llvm_mc(seed, corpus_dir, llvm_mc):
+    """A random extra modifier: no false errors; most misplaced modifiers are caught."""
+    pytest.importorskip("asmevo.isa")
+    from asmevo.frontend.asm_parser import parse_instruction
+    rnd = random.Random(seed)
+    texts = []
+    for inst in rnd.sample(_corpus_instructions(corpus_dir), 600):
+        name, value = rnd.choice(MODIFIERS)
+        if not inst.has_mod(name):
+            m = inst.evolve(modifiers=list(inst.modifiers) + [(name, value)])
+            texts.append(print_instruction(m).strip())
+    mc = encode_each(texts)
+    false_errors, caught, rejects = [], 0, 0
+    for text, enc in zip(texts, mc):
+        try:
+            check_instruction(parse_instruction(text))
+            ours = True
+        except AsmSyntaxError as e:
+            ours = False
+            if enc is not None:
+                false_errors.append((text, e.message))
+        if enc is None:
+            rejects += 1
+            caught += not ours
+    assert not false_errors, false_errors[:5]
+    assert rejects > 100 and caught >= 0.85 * rejects, (caught, rejects)
