@@ -23,10 +23,14 @@ BUILTIN = {
     "nop-trim": "nop_trim:NopTrim",
     "copy-prop": "copy_prop:CopyPropagation",
     "window-edit": "window_edit:WindowEdit",
+    "scratch-forward": "scratch_forward:ScratchForward",
+    "peephole": "peephole:Peephole",
+    "redundant-move": "redundant_move:RedundantMove",
 }
 
 #: The ``default`` pipeline (the text it expands to; see docs/passes.md).
-DEFAULT_PIPELINE = "kernel(copy-prop,dce,waitcnt-relax,nop-trim)"
+DEFAULT_PIPELINE = ("kernel(scratch-forward,redundant-move,copy-prop,peephole,dce,"
+                    "waitcnt-relax,nop-trim)")
 
 
 class RegistryError(AsmevoError):
