@@ -95,6 +95,40 @@ def recompute_register_counts(kernel: Kernel) -> list[str]:
     return changes
 
 
+def recompute_amdhsa_fields(module: Module, kernel: Kernel) -> list[str]:
+    """The text-module counterpart of :func:`recompute_register_counts`: grow the
+    ``.amdhsa_next_free_vgpr`` (unified total on gfx90a/gfx942: AGPRs counted after
+    ``.amdhsa_accum_offset``), ``.amdhsa_accum_offset`` and ``.amdhsa_next_free_sgpr``
+    fields of ``kernel``'s ``.amdhsa_kernel`` block to cover the registers its code names.
+    Fields written as expressions are left alone.  Returns the changes made."""
+    blk = module.amdhsa_kernel(kernel.name)
+    if blk is None:
+        return []
+    f = blk.fields
+
+    def geti(key: str) -> int | None:
+        try:
+            return int(f[key], 0)
+        except (KeyError, ValueError):
+            return None
+
+    top = used_registers(kernel)
+    changes = []
+
+    def bump(key: str, val: int) -> None:
+        old = geti(key)
+        if old is not None and val > old:
+            f[key] = str(val)
+            changes.append(f"{key}: {old} -> {val}")
+
+    arch = (top["v"] + 3) // 4 * 4
+    bump(".amdhsa_accum_offset", min(max(arch, 4), 256))
+    accum = geti(".amdhsa_accum_offset") or arch
+    bump(".amdhsa_next_free_vgpr", max(accum, arch) + top["a"] if top["a"] else top["v"])
+    bump(".amdhsa_next_free_sgpr", top["s"])
+    return changes
+
+
 def _kd_symbol_directives(module: Module, name: str) -> list:
     co = module.code_object
     sym = co.symbol(name + ".kd") if co is not None else None
@@ -185,8 +219,12 @@ def prepare(module: Module, *, recompute_registers: bool = True) -> None:
     """Steps 1 and 2 of :func:`write_code_object` (in place on ``module``)."""
     if recompute_registers:
         for k in module.kernels:
-            if k.descriptor is not None and code_changed(k):
+            if not code_changed(k):
+                continue
+            if k.descriptor is not None:
                 recompute_register_counts(k)
+            else:
+                recompute_amdhsa_fields(module, k)
     sync_descriptors(module)
     sync_metadata(module)
 
@@ -209,6 +247,7 @@ def write_code_object(module: Module, path: str, *, inputs: tuple[str, ...] = ()
     if allow_patch and module.code_object is not None and patch_in_place(module, path, inputs=inputs,
                                                                          prepared=True):
         return "patched"
-    data = assemble_bytes(print_module(module), filename=module.source or "<module>")
+    # llvm-mc line numbers refer to the printed module, not to the source file
+    data = assemble_bytes(print_module(module), filename=f"<printed module of {module.source or '?'}>")
     write_output(path, data, inputs=inputs)
     return "assembled"

@@ -310,6 +310,14 @@ def bad_inputs(tmp_path, corpus_dir):
     files["not elf"] = tmp_path / "text.co"
     files["not elf"].write_text("hello\n")
     files["missing"] = tmp_path / "missing.co"
+    try:
+        clang = find_tool("clang")
+        files["gfx90a object"] = tmp_path / "k90a.co"
+        subprocess.run([clang, "-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa",
+                        "-mcpu=gfx90a", "-nogpulib", "-o", str(files["gfx90a object"]),
+                        str(corpus_dir / "vadd_f32.cl")], check=True)
+    except Exception:  # noqa: BLE001 - clang absent: the e_flags flip still covers gfx90a
+        pass
     cc = shutil.which("cc")
     if cc:
         c = tmp_path / "a.c"
@@ -323,7 +331,8 @@ def bad_inputs(tmp_path, corpus_dir):
 def test_cli_bad_inputs_exit_2(bad_inputs, capsys, cmd):
     expect = {"truncated": "expected", "x86 machine": "got an ELF file for x86-64",
               "gfx90a": "expected an AMDGPU gfx942 code object, got gfx90a", "not elf": "",
-              "missing": "no such file", "x86 object": "expected an AMDGPU gfx942 code object"}
+              "missing": "no such file", "x86 object": "expected an AMDGPU gfx942 code object",
+              "gfx90a object": "expected an AMDGPU gfx942 code object, got gfx90a"}
     for what, path in bad_inputs.items():
         rc, out, err = _cli(capsys, cmd, path)
         assert rc == 2, (what, out, err)
@@ -385,3 +394,80 @@ def test_ir_path_parse_print_identity(corpus_dir, rel):
         assert k.name == k2.name
         assert [b.label or "" for b in k.blocks][1:] == [b.label or "" for b in k2.blocks][1:]
         assert list(k.instructions()) == list(k2.instructions())
+
+
+_MULTI_SRC = """\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+\t.amdhsa_code_object_version 5
+\t.text
+\t.globl k1
+\t.p2align 8
+\t.type k1,@function
+\t.protected k1
+k1:
+\ts_cmp_eq_u32 s0, 0
+\ts_cbranch_scc1 .Lk1_end
+\tv_mov_b32_e32 v1, 0x3f800000
+.Lk1_end:
+\ts_endpgm
+.Lk1_size:
+\t.size k1, .Lk1_size-k1
+\t.p2align 6
+\t.type helper,@function
+helper:
+\ts_setpc_b64 s[30:31]
+\t.size helper, 4
+\t.globl k2
+\t.p2align 8
+\t.type k2,@function
+k2:
+\ts_branch .Lk2_b
+.Lk2_b:
+\tv_accvgpr_write_b32 a0, v0
+\ts_endpgm
+\t.long 0xbf9f0000
+\t.long 0xbf9f0000
+\t.section .rodata,"a",@progbits
+\t.p2align 6
+\t.amdhsa_kernel k1
+\t\t.amdhsa_next_free_vgpr 2
+\t\t.amdhsa_next_free_sgpr 1
+\t\t.amdhsa_accum_offset 4
+\t.end_amdhsa_kernel
+\t.amdhsa_kernel k2
+\t\t.amdhsa_next_free_vgpr 9
+\t\t.amdhsa_next_free_sgpr 1
+\t\t.amdhsa_accum_offset 4
+\t\t.amdhsa_user_sgpr_kernarg_segment_ptr 1
+\t.end_amdhsa_kernel
+"""
+
+
+def test_two_kernels_and_a_device_function(tmp_path):
+    """Padding (s_nop, s_code_end) between and after kernels, a non-kernel function symbol,
+    a kernel without .size, and no metadata note."""
+    p = tmp_path / "multi.co"
+    p.write_bytes(assemble_bytes(_MULTI_SRC))
+    m = disassemble(p)
+    assert [(k.name, k.is_kernel) for k in m.kernels] == [("k1", True), ("helper", False), ("k2", True)]
+    text = print_module(m)
+    assert "\t.fill\t2, 4, 0xbf9f0000\n" in text  # s_code_end after k2 is padding, not code
+    assert [i.opcode for i in m.kernel("k2").instructions()][-1] == "s_endpgm"
+    assert m.kernel("k2").descriptor.enable_sgpr_kernarg_segment_ptr == 1
+    checks = roundtrip(str(p))
+    assert all(c.ok for c in checks), [c.line() for c in checks]
+    assert [c.name for c in checks].count("descriptor k1") == 1
+
+
+def test_text_module_amdhsa_fields_grow(tmp_path, corpus_dir):
+    """A module parsed from clang's .s: new registers raise .amdhsa_next_free_* so that the
+    assembled descriptor allocates them."""
+    m = load(corpus_dir / "vadd_f32.s")
+    k = m.kernel("vadd_f32")
+    k.insert_before(next(k.instructions()), parse_instruction("v_mov_b32_e32 v20, s30"))
+    out = tmp_path / "t.co"
+    assert write_code_object(m, str(out)) == "assembled"
+    blk = m.amdhsa_kernel("vadd_f32")
+    assert blk.fields[".amdhsa_next_free_vgpr"] == "21" and blk.fields[".amdhsa_next_free_sgpr"] == "31"
+    assert blk.fields[".amdhsa_accum_offset"] == "24"
+    kd = read_code_object(out).kernels[0].descriptor
+    assert kd.vgpr_count == 24 and kd.sgpr_count >= 31 + 6 and kd.accum_offset_vgprs == 24
