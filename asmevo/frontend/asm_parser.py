@@ -357,7 +357,15 @@ def _syntax_error(err: Exception, line_text: str, filename: str, lineno: int) ->
     else:
         col = 1
         msg = str(err)
-    return AsmSyntaxError(f"{msg}\n  {line_text.strip()}", file=filename, line=lineno, column=col)
+    return AsmSyntaxError(f"{msg}\n{source_excerpt(line_text, col)}", file=filename, line=lineno,
+                          column=col)
+
+
+def source_excerpt(line: str, column: int) -> str:
+    """The source line and a caret under 1-based ``column`` (tabs kept for alignment)."""
+    line = line.rstrip()
+    pad = "".join(c if c == "\t" else " " for c in line[:max(column - 1, 0)])
+    return f"{line}\n{pad}^"
 
 
 # ---------------------------------------------------------------------------

@@ -192,16 +192,17 @@ class _Ctx:
         """An error located at ``word`` after the operands (a modifier name)."""
         start = self.cols[-1] if self.cols else self.mcol
         i = self.text.find(word, start - 1)
-        err = self.error(msg)
-        if i >= 0:
-            err.column = i + 1
-        return err
+        return self._error(msg, i + 1 if i >= 0 else self.mcol)
 
     def error(self, msg: str, k: int | None = None) -> AsmSyntaxError:
         col = self.mcol
         if k is not None and k < len(self.cols):
             col = self.cols[k]
-        return AsmSyntaxError(f"{msg}\n  {self.text.strip()}", file=self.filename,
+        return self._error(msg, col)
+
+    def _error(self, msg: str, col: int) -> AsmSyntaxError:
+        from .asm_parser import source_excerpt
+        return AsmSyntaxError(f"{msg}\n{source_excerpt(self.text, col)}", file=self.filename,
                               line=self.inst.line, column=col)
 
 
