@@ -142,11 +142,12 @@ def _table() -> tuple[dict[str, InstrInfo], dict[str, str]]:
             encoding=r["enc"], mandatory_literal=r["mandatory_literal"],
             rtn_operands=_operand_infos(r["rtn_operands"]) if r.get("rtn_operands") else None,
             modifiers=tuple(r.get("modifiers", ())), example=r["example"])
-    # suffix-less spellings accepted by llvm-mc: v_add_f32 -> v_add_f32_e32 (else _e64)
-    alias: dict[str, str] = {}
+    # suffix-less spellings accepted by llvm-mc: v_add_f32 -> v_add_f32_e32 (else _e64),
+    # plus the spellings generate.py resolved through llvm-mc (old MFMA names...)
+    alias: dict[str, str] = dict(doc.get("aliases", {}))
     for name, info in recs.items():
         if info.variant in ("e32", "e64") and info.base not in recs:
-            if info.variant == "e32" or alias.get(info.base) is None:
+            if info.variant == "e32" or info.base not in alias:
                 alias[info.base] = name
     return recs, alias
 
@@ -169,7 +170,9 @@ def all_mnemonics() -> tuple[str, ...]:
 
 
 def aliases() -> dict[str, str]:
-    """Suffix-less spelling -> printed mnemonic (``"v_add_f32"`` -> ``"v_add_f32_e32"``)."""
+    """Accepted spelling -> printed mnemonic: suffix-less forms (``"v_add_f32"`` ->
+    ``"v_add_f32_e32"``) and llvm-mc aliases (``"v_mfma_f32_32x32x8f16"`` ->
+    ``"v_mfma_f32_32x32x8_f16"``, ``"v_mul_lo_i32"`` -> ``"v_mul_lo_u32"``)."""
     return dict(_table()[1])
 
 

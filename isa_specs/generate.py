@@ -117,9 +117,8 @@ def disassemble(cands):
     """Disassemble candidate word lists; return a list (one per candidate) of
     ``(text, nbytes)`` or ``None`` when the words are not one valid instruction.
 
-    Each candidate goes on its own line followed by the marker ``s_nop i+1``.
-    Markers that do not appear were consumed as literals by the instruction
-    before them.  A candidate that crashes llvm-mc is dropped and the sweep
+    Each candidate goes on its own line followed by two markers ``s_nop i+1``;
+    a candidate that consumed a marker took a literal dword.  A candidate that crashes llvm-mc is dropped and the sweep
     resumes after it.
     """
     out = [None] * len(cands)
@@ -127,7 +126,10 @@ def disassemble(cands):
     pos = 0
     while pos < len(cands):
         chunk = cands[pos:pos + 30000]
-        lines = [_hexwords(list(w) + [MARK | (i + 1)]) for i, w in enumerate(chunk)]
+        # two markers: an undecodable first word makes the disassembler skip 4 bytes
+        # and decode the rest as another (8-byte) instruction, which can swallow one
+        # marker but never two (gfx942 has no 8-byte encoding with a literal)
+        lines = [_hexwords(list(w) + [MARK | (i + 1)] * 2) for i, w in enumerate(chunk)]
         rc, stdout, stderr = _run_pty([mc, f"-triple={TRIPLE}", f"-mcpu={MCPU}", "--disassemble",
                                        "-show-encoding"], "\n".join(lines) + "\n")
         bad = {int(m.group(1)) - 1 for m in _WARN_RE.finditer(stderr)}
@@ -146,6 +148,8 @@ def disassemble(cands):
                     k = int(mm.group(1), 0)
                 except ValueError:
                     k = None
+            if k is not None and k == prev and not seg:
+                continue          # the second marker of the pair
             if k is not None and prev < k <= len(chunk):
                 ids = list(range(prev, k))
                 if len(seg) == len(ids) and not any(i in bad for i in ids):
@@ -507,14 +511,17 @@ def formats():
                 w0 = (0b111010 << 26) | bits(op, 15) | bits(4, 19)
             else:
                 w0 = (0b111000 << 26) | bits(op, 18) | bits(v.get("lds", 0), 16)
-            w0 |= bits(v.get("sc0", 0), 14) | bits(v.get("idxen", 0), 13) | bits(v.get("offen", 1), 12)
-            return [w0, bits(v.get("soffset", 72), 24) | bits(v.get("acc", 0), 23) |
+            offen = v.get("offen", 1 if v["vaddr"] else 0)
+            w0 |= bits(v.get("sc0", 0), 14) | bits(v.get("idxen", 0), 13) | bits(offen, 12)
+            return [w0, bits(v["soffset"], 24) | bits(v.get("acc", 0), 23) |
                     bits(v["srsrc"] >> 2, 16) | bits(v["vdata"], 8) | v["vaddr"]]
         return enc
     for name, mt, ops in (("MUBUF", False, range(0, 0x80)), ("MTBUF", True, range(0, 0x10))):
         F[name] = Fmt(ops, mubuf(mt),
-                      {"vaddr": ("v", VS0), "vdata": ("v", VS1), "srsrc": ("s", SS0)},
-                      lambda f, k, r: r, [(), ("vdata",)],
+                      {"vaddr": ("v", VS0), "vdata": ("v", VS1), "srsrc": ("s", SS0),
+                       "soffset": ("s", 72)},
+                      lambda f, k, r: r,
+                      [(), ("vdata",), ("vaddr", "vdata"), ("vaddr", "vdata", "srsrc", "soffset")],
                       flags={"sc0": ({"sc0": 1}, "sc0", "rtn", {}),
                              "acc": ({"acc": 1}, "vdata", "a", {"vdata": "a"}),
                              "idxoff": ({"idxen": 1}, "idxen", "v", {}),
@@ -757,12 +764,134 @@ def mfma_passes(table):
         table[n]["mca_latency"] = lat
 
 
+# ---------------------------------------------------------------------------
+# cross-check: the assembler's mnemonic table
+# ---------------------------------------------------------------------------
+
+_MN_OK = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.")
+
+
+def llvm_asm_mnemonics():
+    """Base mnemonics of the AMDGPU assembler (all generations), read from the
+    AsmMatcher ``MnemonicTable`` (length-prefixed strings, sorted) compiled into
+    llvm-mc or libLLVM.  Returns [] when the table cannot be found."""
+    mc = os.path.realpath(find_tool("llvm-mc"))
+    libdir = os.path.join(os.path.dirname(os.path.dirname(mc)), "lib")
+    paths = [mc] + sorted(os.path.join(libdir, f) for f in (os.listdir(libdir) if
+                                                             os.path.isdir(libdir) else [])
+                          if f.startswith("libLLVM") and ".so" in f)
+    key = b"\x16v_mfma_f32_32x32x8_f16"
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        at = data.find(key)
+        if at < 0:
+            continue
+
+        def parse(p, limit):
+            out = []
+            while p < limit:
+                n = data[p]
+                w = data[p + 1:p + 1 + n]
+                if n == 0 or n > 80 or not all(c in _MN_OK for c in w):
+                    return None, p
+                out.append(w.decode())
+                p += 1 + n
+            return out, p
+        start = at
+        for back in range(1, 1 << 20):      # earliest start that parses up to `at`
+            q = at - back
+            if q < 0:
+                break
+            if 0 < data[q] <= 80:
+                r, end = parse(q, at)
+                if r is not None and end == at:
+                    start = q
+        out, p = [], start
+        while True:
+            n = data[p]
+            w = data[p + 1:p + 1 + n]
+            if n == 0 or n > 80 or not all(c in _MN_OK for c in w):
+                break
+            out.append(w.decode())
+            p += 1 + n
+        return out
+    return []
+
+
+def _assemble_lines(lines):
+    """Assemble each line with llvm-mc; return (printed mnemonic or None, error) per line."""
+    p = subprocess.run([find_tool("llvm-mc"), f"-triple={TRIPLE}", f"-mcpu={MCPU}", "-show-encoding"],
+                       input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=600)
+    errs = {}
+    for m in re.finditer(r"<stdin>:(\d+):\d+: error: ([^\n]*)", p.stderr):
+        errs.setdefault(int(m.group(1)) - 1, m.group(2))
+    printed = [(m.group(1), m.group(2)) for m in (_OUT_RE.match(ln) for ln in p.stdout.splitlines())
+               if m]
+    it = iter(printed)
+    out = []
+    for i in range(len(lines)):
+        if i in errs:
+            out.append((None, errs[i], None))
+        else:
+            text, enc = next(it, ("", ""))
+            out.append((text.split(" ")[0] or None, None, enc))
+    return out
+
+
+def cross_check(table):
+    """Compare the table with every mnemonic the LLVM 19 assembler accepts for gfx942.
+
+    Returns ``(accepted, aliases, unresolved)``: the accepted base mnemonics, a map
+    from accepted spellings that are not records (old MFMA names, ``v_mul_lo_i32``)
+    to the record llvm-mc encodes them as, and accepted spellings not resolved.
+    """
+    names = llvm_asm_mnemonics()
+    if not names:
+        return [], {}, []
+    res = _assemble_lines(names)
+    accepted = [n for n, (_, err, _e) in zip(names, res)
+                if not (err and ("not supported on this GPU" in err or "invalid instruction" in err))]
+    bases = {r["base"] for r in table.values()}
+    todo = [n for n in accepted if n not in table and n not in bases]
+    aliases, unresolved = {}, []
+    for n in todo:
+        stem = "_".join(n.split("_")[:2])
+        cands = sorted({r["example"].split(" ", 1)[1] for r in table.values()
+                        if r["name"].startswith(stem) and " " in r["example"]})
+        lines = [f"{n} {ops}" for ops in cands] or [n]
+        hit = next(((mn, enc) for mn, err, enc in _assemble_lines(lines) if mn), None)
+        if hit and hit[0] not in table:
+            # printed under its own name: name the record the same bytes decode to
+            words = bytes(int(x, 16) for x in hit[1].split(","))
+            words = [int.from_bytes(words[i:i + 4], "little") for i in range(0, len(words), 4)]
+            dec = disassemble([words])[0]
+            hit = (dec[0].split(" ")[0], hit[1]) if dec else None
+        if hit and hit[0] in table:
+            aliases[n] = hit[0]
+        else:
+            unresolved.append(n)
+    return accepted, aliases, unresolved
+
+
 def main(argv=None):
+    """``python isa_specs/generate.py [--out PATH]`` (default: isa_specs/gfx942.json)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "gfx942.json"))
+    args = ap.parse_args(argv)
     table = build()
-    out = os.path.join(HERE, "gfx942.json")
+    accepted, aliases, unresolved = cross_check(table)
+    out = args.out
     doc = {"target": "gfx942", "generator": "isa_specs/generate.py",
            "llvm": subprocess.run([find_tool("llvm-mc"), "--version"], capture_output=True,
                                   text=True).stdout.split("version")[1].split()[0],
+           "llvm_accepted_mnemonics": len(accepted),
+           "aliases": dict(sorted(aliases.items())),
+           "unresolved_mnemonics": unresolved,
            "records": [table[k] for k in sorted(table)]}
     head = {k: v for k, v in doc.items() if k != "records"}
     with open(out + ".tmp", "w") as f:   # one record per line: small, readable diffs
@@ -771,7 +900,8 @@ def main(argv=None):
                            for r in doc["records"]))
         f.write("\n]}\n")
     os.replace(out + ".tmp", out)
-    print(f"{len(table)} records -> {out}")
+    print(f"{len(table)} records -> {out}; llvm-mc accepts {len(accepted)} base mnemonics "
+          f"for gfx942, {len(aliases)} resolved as aliases, unresolved: {unresolved}")
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ _SCC_USE = re.compile(r"^s_(addc_u32|subb_u32|cselect_b(32|64)|cmov_b(32|64)|cmo
 _M0_USE = re.compile(r"^(s_movrel[sd]_b(32|64)|v_movrel(s|d|sd|sd_2)_b32"
                      r"|s_sendmsg|s_sendmsghalt|s_ttracedata"
                      r"|ds_(read|write)_addtid_b32|ds_gws_\w+|ds_append|ds_consume|ds_ordered_count"
-                     r"|s_set_gpr_idx_(on|idx|mode)|\w+_load_lds_\w+)$")
+                     r"|s_set_gpr_idx_(on|idx|mode)|\w+_load_lds_\w+|buffer_store_lds_dword)$")
 _M0_DEF = re.compile(r"^s_set_gpr_idx_(on|idx|mode)$")
 _EXEC_RW_SALU = re.compile(r"^s_\w+_(saveexec|wrexec)_b64$")
 
