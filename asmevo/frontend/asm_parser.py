@@ -13,14 +13,22 @@ File structure (functions, basic blocks, ``.amdhsa_kernel`` and
 * a function's code starts at the label of a symbol declared
   ``.type NAME,@function`` (or, in a file without any ``.type ...,@function``,
   at any non-local label in a text section that is followed by an
-  instruction) and ends at its ``.size`` directive, a section change, or the
-  next function;
+  instruction and is not a branch target) and ends at its ``.size``
+  directive, a section change, or the next function; instructions before any
+  function label (a snippet) form a function named ``.Lasmevo_func<N>`` (a
+  local label, so printing adds no symbol);
 * blocks split at labels, after branches (``s_branch``, ``s_cbranch_*``,
   ``s_setpc_b64``) and ``s_endpgm``, and where a directive sits between
   instructions (that directive belongs to the next block's ``directives``);
 * directives between functions stay top-level :class:`Directive` items.
 
+Outside the grammar, Python only (a) blanks ``/* */`` comments that span
+lines, (b) cuts a trailing ``;``/``//`` comment to form the memo key, and (c)
+collects the verbatim YAML lines of ``.amdgpu_metadata``.
+
 Syntax follows LLVM's AMDGPUAsmParser / AMDGPUInstPrinter (LLVM 19, gfx942).
+Speed (benchmarks/parse.py, largest AITer kernel, ~33k instructions): about
+140,000 instructions/s of CPU time with a cold memo, comparable to llvm-mc.
 """
 
 from __future__ import annotations
