@@ -19,6 +19,8 @@ import numpy as np
 
 from ..ir.operands import Func, FuncList, Imm, Label, Reg, Special, Src, base_of
 from ..semantics.immediates import imm_bits
+from ..semantics.intbackend import INT
+from ..semantics.intbackend import TYPES as ITYPES
 from ..semantics.npbackend import NP
 from ..semantics.registry import lookup, width
 from .memory import EmuError, MemoryFault
@@ -111,7 +113,7 @@ def _raw_reader(b, ty, w, hi16=False, vector_ok=True):
         raise CompileError(f"operand {b} cannot be read as a value")
     if isinstance(b, Special) and _sgpr_index(b) is None:
         if b.name in ("scc", "src_scc"):
-            return lambda wv: wv.scc.astype(_DT[w])
+            return lambda wv: np.array([int(wv.scc)], _DT[w])
         if b.name in ("vccz", "src_vccz"):
             return lambda wv: np.array([int(not wv.s[VCC:VCC + 2].any())], _DT[w])
         if b.name in ("execz", "src_execz"):
@@ -211,7 +213,7 @@ def lm_writer(op):
     is_exec = i in (EXEC, EXEC + 1)
 
     def wr(wv, val, mask):
-        v = np.broadcast_to(val, (64,))
+        v = _b64(val)
         if mask is not None:
             v = v & mask
         wv.s[i:i + 2] = np.packbits(v, bitorder="little").view(U32)
@@ -232,7 +234,9 @@ def swriter(op, ty: str):
     touches_exec = i in (EXEC, EXEC + 1) or (w == 64 and i + 1 == EXEC)
     if w == 64:
         def wr(wv, val):
-            wv.s[i:i + 2] = np.ascontiguousarray(val, dtype=U64).view(U32)
+            if val.dtype != U64 or not val.flags.c_contiguous:
+                val = np.ascontiguousarray(val, dtype=U64)
+            wv.s[i:i + 2] = val.view(U32)
     else:
         def wr(wv, val):
             wv.s[i] = val[0]
@@ -245,6 +249,13 @@ def swriter(op, ty: str):
 
 
 # ----------------------------------------------------------------------------- helpers
+def _b64(x):
+    """``x`` as a (64,) array (repeating a (1,) uniform value); np.broadcast_to is slow."""
+    if x.shape[0] == 64:
+        return x
+    return x.repeat(64)
+
+
 def _mask_of(wv):
     return None if wv.exec_all else wv.exec_mask
 
@@ -375,7 +386,7 @@ def compile_valu(inst, spec, ctx, nxt):
         r0 = readers[0]
 
         def dpp_reader(wv, r0=r0):
-            x = np.broadcast_to(r0(wv), (64,))[src_lane]
+            x = _b64(r0(wv))[src_lane]
             if bc:
                 ok = valid & wv.exec_mask[src_lane]
                 x = np.where(ok, x, x.dtype.type(0))
@@ -518,7 +529,7 @@ def compile_vopc(inst, spec, ctx, nxt):
     cmpx = spec.extra.get("cmpx")
 
     def run(wv):
-        res = np.broadcast_to(fn(NP, r0(wv), r1(wv)), (64,)) & wv.exec_mask
+        res = _b64(fn(NP, r0(wv), r1(wv))) & wv.exec_mask
         wr(wv, res, None)
         if cmpx:
             wv.set_exec(res)
@@ -581,9 +592,9 @@ def compile_vop3p(inst, spec, ctx, nxt):
         if clamp:
             lo, hi = NP.fclamp01(lo), NP.fclamp01(hi)
         if ew == 32:
-            val = np.broadcast_to(lo, (64,)).astype(U64) | (np.broadcast_to(hi, (64,)).astype(U64) << U64(32))
+            val = _b64(lo).astype(U64) | (_b64(hi).astype(U64) << U64(32))
         else:
-            val = np.broadcast_to(lo, (64,)).astype(U32) | (np.broadcast_to(hi, (64,)).astype(U32) << U32(16))
+            val = _b64(lo).astype(U32) | (_b64(hi).astype(U32) << U32(16))
         wr(wv, val, _mask_of(wv))
         return nxt
     return run
@@ -602,56 +613,131 @@ def _s_imm_fix(inst, op, ty):
     return op
 
 
+def sreader(op, ty: str):
+    """Scalar source as a Python-int value (:mod:`asmevo.semantics.intbackend`)."""
+    b = base_of(op)
+    w = width(ty)
+    T = ITYPES[w]
+    if isinstance(b, Imm):
+        c = T(imm_bits(b.value, ty, b.text))
+        return lambda wv: c
+    if isinstance(b, Reg) and b.file in ("v", "a"):
+        raise CompileError("a vector register cannot be a scalar source")
+    if isinstance(b, Special) and _sgpr_index(b) is None:
+        if b.name in ("scc", "src_scc"):
+            return lambda wv: T(int(wv.scc))
+        if b.name in ("execz", "src_execz"):
+            return lambda wv: T(int(not wv.exec_any))
+        if b.name in ("vccz", "src_vccz"):
+            return lambda wv: T(int(not (wv.s.item(VCC) or wv.s.item(VCC + 1))))
+        c = _special_const(b.name)
+        if c is None:
+            raise CompileError(f"special register {b.name} cannot be read")
+        c = T(c & T.M)
+        return lambda wv: c
+    if not isinstance(b, (Reg, Special)):
+        raise CompileError(f"operand {b} cannot be read as a value")
+    i = _sgpr_index(b)
+    if w == 64:
+        return lambda wv: T(wv.s.item(i) | (wv.s.item(i + 1) << 32))
+    if w == 32:
+        return lambda wv: T(wv.s.item(i))
+    return lambda wv: T(wv.s.item(i) & T.M)
+
+
+def sintwriter(op, ty: str):
+    """Writer ``wr(wave, int_value)`` into SGPRs (EXEC writes refresh the mask cache)."""
+    b = base_of(op)
+    if isinstance(b, Special) and b.name == "null":
+        return lambda wv, val: None
+    i = _sgpr_index(b)
+    if i is None:
+        raise CompileError(f"scalar destination {b} is not an SGPR")
+    w = width(ty)
+    touches_exec = i in (EXEC, EXEC + 1) or (w == 64 and i + 1 == EXEC)
+    if w == 64:
+        if touches_exec:
+            def wr(wv, val):
+                wv.s[i] = val & 0xFFFFFFFF
+                wv.s[i + 1] = val >> 32
+                wv.sync_exec()
+        else:
+            def wr(wv, val):
+                wv.s[i] = val & 0xFFFFFFFF
+                wv.s[i + 1] = val >> 32
+    elif touches_exec:
+        def wr(wv, val):
+            wv.s[i] = val
+            wv.sync_exec()
+    else:
+        def wr(wv, val):
+            wv.s[i] = val
+    return wr
+
+
+def _wscc(wv, val):
+    wv.scc = bool(val)
+
+
 def compile_salu(inst, spec, ctx, nxt):
     ops = inst.operands
     nd = len(spec.dst)
     ns = len(spec.src)
     if len(ops) != nd + ns:
         raise CompileError(f"expected {nd} destination(s) and {ns} source(s), got {len(ops)} operands")
-    rds = [reader(_s_imm_fix(inst, op, ty), ty, vector_ok=False) for op, ty in zip(ops[nd:], spec.src)]
+    rds = [sreader(_s_imm_fix(inst, op, ty), ty) for op, ty in zip(ops[nd:], spec.src)]
     if spec.extra.get("tied"):
-        rds.append(reader(ops[0], spec.dst[0], vector_ok=False))
+        rds.append(sreader(ops[0], spec.dst[0]))
     for imp in spec.imp_in:
         if imp == "scc":
             rds.append(lambda wv: wv.scc)
         elif imp == "exec":
-            rds.append(lambda wv: wv.s[EXEC:EXEC + 2].view(U64))
+            rds.append(lambda wv: ITYPES[64](wv.s.item(EXEC) | (wv.s.item(EXEC + 1) << 32)))
         else:
             raise CompileError(f"implicit input {imp}")
-    wrs = [swriter(op, ty) for op, ty in zip(ops[:nd], spec.dst)]
+    wrs = [sintwriter(op, ty) for op, ty in zip(ops[:nd], spec.dst)]
     for imp in spec.imp_out:
         if imp == "scc":
-            def wscc(wv, val):
-                wv.scc = np.asarray(val, bool).reshape(1)
-            wrs.append(wscc)
+            wrs.append(_wscc)
         elif imp == "exec":
-            wrs.append(swriter(Special("exec"), "b64"))
+            wrs.append(sintwriter(Special("exec"), "b64"))
         else:
             raise CompileError(f"implicit output {imp}")
     fn = spec.fn
     nout = len(wrs)
+    B = INT
     if nout == 1:
         w0 = wrs[0]
         if len(rds) == 1:
             r0 = rds[0]
 
             def run(wv):
-                w0(wv, fn(NP, r0(wv)))
+                w0(wv, fn(B, r0(wv)))
                 return nxt
             return run
         if len(rds) == 2:
             r0, r1 = rds
 
             def run(wv):
-                w0(wv, fn(NP, r0(wv), r1(wv)))
+                w0(wv, fn(B, r0(wv), r1(wv)))
                 return nxt
             return run
+    if nout == 2 and len(rds) == 2:
+        w0, w1 = wrs
+        r0, r1 = rds
+
+        def run(wv):
+            a, b = fn(B, r0(wv), r1(wv))
+            w0(wv, a)
+            w1(wv, b)
+            return nxt
+        return run
 
     def run(wv):
-        res = fn(NP, *[r(wv) for r in rds])
+        res = fn(B, *[r(wv) for r in rds])
         if nout == 1:
             res = (res,)
-        # write destination registers before the implicit ones (saveexec reads old EXEC first)
+        # destinations are written before the implicit outputs (saveexec: sdst gets the old EXEC)
         for w_, v in zip(wrs, res):
             w_(wv, v)
         return nxt
@@ -660,12 +746,12 @@ def compile_salu(inst, spec, ctx, nxt):
 
 def compile_sopc(inst, spec, ctx, nxt):
     ops = inst.operands
-    rds = [reader(_s_imm_fix(inst, op, ty), ty, vector_ok=False) for op, ty in zip(ops, spec.src)]
+    rds = [sreader(_s_imm_fix(inst, op, ty), ty) for op, ty in zip(ops, spec.src)]
     r0, r1 = rds
     fn = spec.fn
 
     def run(wv):
-        wv.scc = np.asarray(fn(NP, r0(wv), r1(wv)), bool).reshape(1)
+        wv.scc = bool(fn(INT, r0(wv), r1(wv)))
         return nxt
     return run
 
@@ -685,9 +771,9 @@ def compile_branch(inst, spec, ctx, nxt):
     if name == "s_branch":
         return lambda wv: t
     if name == "s_cbranch_scc0":
-        return lambda wv: nxt if wv.scc[0] else t
+        return lambda wv: nxt if wv.scc else t
     if name == "s_cbranch_scc1":
-        return lambda wv: t if wv.scc[0] else nxt
+        return lambda wv: t if wv.scc else nxt
     if name == "s_cbranch_vccz":
         return lambda wv: nxt if wv.s[VCC] or wv.s[VCC + 1] else t
     if name == "s_cbranch_vccnz":
@@ -707,18 +793,37 @@ def compile_lane(inst, spec, ctx, nxt):
         r = reader(ops[1], "b32")
 
         def run(wv):
-            x = np.broadcast_to(r(wv), (64,))
+            x = _b64(r(wv))
             ln = int(np.argmax(wv.exec_mask)) if wv.exec_any else 0
             wr(wv, x[ln:ln + 1])
             return nxt
         return run
     if name == "v_readlane_b32":
+        src = base_of(ops[1])
+        di = _sgpr_index(ops[0])
+        lsel = base_of(ops[2])
+        if isinstance(src, Reg) and src.file in ("v", "a") and di is not None and di < EXEC \
+                and di != VCC and di != VCC + 1:
+            si, sf = src.index, src.file
+            if isinstance(lsel, Imm):
+                ln0 = int(lsel.value) & 63
+
+                def run(wv):
+                    wv.s[di] = (wv.v if sf == "v" else wv.a)[si, ln0]
+                    return nxt
+                return run
+            li = _sgpr_index(lsel)
+            if li is not None:
+                def run(wv):
+                    wv.s[di] = (wv.v if sf == "v" else wv.a)[si, wv.s[li] & 63]
+                    return nxt
+                return run
         wr = swriter(ops[0], "b32")
         r = reader(ops[1], "b32")
         sel = reader(ops[2], "u32", vector_ok=False)
 
         def run(wv):
-            x = np.broadcast_to(r(wv), (64,))
+            x = _b64(r(wv))
             ln = int(sel(wv)[0]) & 63
             wr(wv, x[ln:ln + 1])
             return nxt
@@ -832,6 +937,24 @@ def _active(wv):
     return LANES[wv.exec_mask] if not wv.exec_all else LANES
 
 
+def _load_words(wv, dst: Reg, words: np.ndarray, lanes: np.ndarray, all_lanes: bool) -> None:
+    """Write uint32 (n, k) loaded words to registers dst..dst+k-1 of ``lanes``."""
+    R = wv.v if dst.file == "v" else wv.a
+    k = words.shape[1]
+    if all_lanes:
+        R[dst.index:dst.index + k] = words.T
+    else:
+        for j in range(k):
+            R[dst.index + j, lanes] = words[:, j]
+
+
+def _store_words(wv, src: Reg, lanes: np.ndarray, ndw: int, all_lanes: bool) -> np.ndarray:
+    R = wv.v if src.file == "v" else wv.a
+    if all_lanes:
+        return R[src.index:src.index + ndw].T
+    return R[src.index:src.index + ndw][:, lanes].T
+
+
 def compile_smem(inst, spec, ctx, nxt):
     ops = inst.operands
     dst = _regs_of(ops[0])
@@ -899,7 +1022,7 @@ def compile_vmem(inst, spec, ctx, nxt):
         def addr_fn(wv, lanes):
             a = np.full(len(lanes), offset, np.int64)
             if vr is not None:
-                a += np.broadcast_to(vr(wv), (64,))[lanes].astype(np.int64)
+                a += _b64(vr(wv))[lanes].astype(np.int64)
             if sr is not None:
                 a += int(sr(wv)[0])
             return a & 0xFFFFFFFF
@@ -907,13 +1030,13 @@ def compile_vmem(inst, spec, ctx, nxt):
         vr = reader(vaddr, "u64")
 
         def addr_fn(wv, lanes):
-            return np.broadcast_to(vr(wv), (64,))[lanes] + U64(offset & 0xFFFFFFFFFFFFFFFF)
+            return _b64(vr(wv))[lanes] + U64(offset & 0xFFFFFFFFFFFFFFFF)
     else:
         vr = reader(vaddr, "u32")
         sr = reader(saddr, "u64", vector_ok=False)
 
         def addr_fn(wv, lanes):
-            return (np.broadcast_to(vr(wv), (64,))[lanes].astype(U64) + sr(wv)[0]
+            return (_b64(vr(wv))[lanes].astype(U64) + sr(wv)[0]
                     + U64(offset & 0xFFFFFFFFFFFFFFFF))
 
     def space_read(wv, a, lanes):
@@ -935,6 +1058,62 @@ def compile_vmem(inst, spec, ctx, nxt):
         return mem.write(a, data, lanes)
 
     d16_hi = ex.get("d16_hi", False)
+    words_ok = size % 4 == 0 and not ex.get("d16")
+    ndw = size // 4
+    if seg == "scratch" and v_off and words_ok:
+        # uniform address (SGPR + offset): same offset in every lane's private memory
+        def uaddr(wv):
+            o = offset + (int(sr(wv)[0]) if sr is not None else 0)
+            if o & 3 or wv.scratch is None:
+                return None
+            return o
+        if load:
+            def run(wv):
+                if not wv.exec_any:
+                    return nxt
+                o = uaddr(wv)
+                if o is None:
+                    lanes = _active(wv)
+                    _load_into(wv, dst, space_read(wv, addr_fn(wv, lanes), lanes), lanes, spec)
+                    return nxt
+                wds = wv.scratch.read_words_uniform(o, ndw)
+                R = wv.v if dst.file == "v" else wv.a
+                if wv.exec_all:
+                    R[dst.index:dst.index + ndw] = wds.T
+                else:
+                    np.copyto(R[dst.index:dst.index + ndw], wds.T, where=wv.exec_mask)
+                return nxt
+        else:
+            def run(wv):
+                if not wv.exec_any:
+                    return nxt
+                o = uaddr(wv)
+                if o is None:
+                    lanes = _active(wv)
+                    space_write(wv, addr_fn(wv, lanes), _store_data(wv, data_r, lanes, size), lanes)
+                    return nxt
+                R = wv.v if data_r.file == "v" else wv.a
+                wv.scratch.write_words_uniform(o, R[data_r.index:data_r.index + ndw],
+                                               None if wv.exec_all else wv.exec_mask)
+                return nxt
+        return run
+    if seg == "global" and words_ok:
+        if load:
+            def run(wv):
+                if not wv.exec_any:
+                    return nxt
+                lanes = _active(wv)
+                _load_words(wv, dst, mem.read_words(addr_fn(wv, lanes), ndw, lanes), lanes, wv.exec_all)
+                return nxt
+        else:
+            def run(wv):
+                if not wv.exec_any:
+                    return nxt
+                lanes = _active(wv)
+                mem.write_words(addr_fn(wv, lanes), _store_words(wv, data_r, lanes, ndw, wv.exec_all),
+                                lanes)
+                return nxt
+        return run
     if load:
         def run(wv):
             if not wv.exec_any:
@@ -1050,7 +1229,7 @@ def compile_vmem_atomic(inst, spec, ctx, nxt):
         if not wv.exec_any:
             return nxt
         lanes = _active(wv)
-        a = np.broadcast_to(vr(wv), (64,))[lanes].astype(U64) + U64(offset)
+        a = _b64(vr(wv))[lanes].astype(U64) + U64(offset)
         if sr is not None:
             a = a + sr(wv)[0]
         for j, ln in enumerate(lanes):
@@ -1100,9 +1279,9 @@ def compile_mubuf(inst, spec, ctx, nxt):
         nrec = int(r[2])
         add_tid = (int(r[3]) >> 23) & 1
         so = int(soff_r(wv)[0])
-        v = np.broadcast_to(vr(wv), (64,))[lanes].astype(np.int64) if vr is not None else np.zeros(len(lanes), np.int64)
+        v = _b64(vr(wv))[lanes].astype(np.int64) if vr is not None else np.zeros(len(lanes), np.int64)
         if offen and idxen:
-            vv = np.broadcast_to(vr(wv), (64,))[lanes]
+            vv = _b64(vr(wv))[lanes]
             idx = (vv & U64(0xFFFFFFFF)).astype(np.int64)
             off = (vv >> U64(32)).astype(np.int64)
         elif idxen:
@@ -1130,7 +1309,7 @@ def compile_mubuf(inst, spec, ctx, nxt):
             raise EmuError(f"{inst.opcode}: buffer atomics are not emulated yet")
         if load:
             data = np.zeros((len(lanes), size), U8)
-            if inr.any():
+            if np.count_nonzero(inr):
                 data[inr] = mem.read(a[inr], size, lanes[inr])
             if lds:
                 base = int(wv.s[M0]) & 0xFFFF
@@ -1140,7 +1319,7 @@ def compile_mubuf(inst, spec, ctx, nxt):
                 _load_into(wv, dst_or_data, data, lanes, spec)
         else:
             data = _store_data(wv, dst_or_data, lanes, size, ex.get("d16_hi", False))
-            if inr.any():
+            if np.count_nonzero(inr):
                 mem.write(a[inr], data[inr], lanes[inr])
         return nxt
     return run
@@ -1203,7 +1382,7 @@ def compile_ds(inst, spec, ctx, nxt):
         smap = _swizzle_map(offset)
 
         def run(wv):
-            x = np.broadcast_to(src(wv), (64,))
+            x = _b64(src(wv))
             # lanes whose source lane is inactive read 0
             v = np.where(wv.exec_mask[smap], x[smap], U32(0))
             m = _mask_of(wv)
@@ -1220,8 +1399,8 @@ def compile_ds(inst, spec, ctx, nxt):
         off = int(offset or 0)
 
         def run(wv):
-            addr = ((np.broadcast_to(ar(wv), (64,)).astype(np.int64) + off) >> 2) & 63
-            data = np.broadcast_to(dr(wv), (64,))
+            addr = ((_b64(ar(wv)).astype(np.int64) + off) >> 2) & 63
+            data = _b64(dr(wv))
             act = wv.exec_mask
             if op == "bpermute":
                 v = np.where(act[addr], data[addr], U32(0))
@@ -1249,12 +1428,18 @@ def compile_ds(inst, spec, ctx, nxt):
             if not wv.exec_any:
                 return nxt
             lanes = _active(wv)
-            a = np.broadcast_to(ar(wv), (64,))[lanes].astype(np.int64) + off0
+            a = _b64(ar(wv))[lanes].astype(np.int64) + off0
             lds = wv.group.lds
             if op == "read":
-                _load_into(wv, dst, lds.read(a, size, lanes), lanes, spec)
+                if size % 4 == 0:
+                    _load_words(wv, dst, lds.read_words(a, size // 4, lanes), lanes, wv.exec_all)
+                else:
+                    _load_into(wv, dst, lds.read(a, size, lanes), lanes, spec)
             elif op == "write":
-                lds.write(a, _store_data(wv, src, lanes, size, ex.get("d16_hi", False)), lanes)
+                if size % 4 == 0:
+                    lds.write_words(a, _store_words(wv, src, lanes, size // 4, wv.exec_all), lanes)
+                else:
+                    lds.write(a, _store_data(wv, src, lanes, size, ex.get("d16_hi", False)), lanes)
             else:
                 lds.check(a, 4, lanes)
                 aop = ex["aop"]
@@ -1287,15 +1472,15 @@ def compile_ds(inst, spec, ctx, nxt):
             if not wv.exec_any:
                 return nxt
             lanes = _active(wv)
-            a = np.broadcast_to(ar(wv), (64,))[lanes].astype(np.int64)
+            a = _b64(ar(wv))[lanes].astype(np.int64)
             lds = wv.group.lds
             if op == "read2":
-                x = lds.read(a + o0 * st, size, lanes)
-                y = lds.read(a + o1 * st, size, lanes)
-                _load_into(wv, dst, np.concatenate([x, y], axis=1), lanes, spec)
+                x = lds.read_words(a + o0 * st, nd, lanes)
+                y = lds.read_words(a + o1 * st, nd, lanes)
+                _load_words(wv, dst, np.concatenate([x, y], axis=1), lanes, wv.exec_all)
             else:
-                lds.write(a + o0 * st, _store_data(wv, d0, lanes, size), lanes)
-                lds.write(a + o1 * st, _store_data(wv, d1, lanes, size), lanes)
+                lds.write_words(a + o0 * st, _store_words(wv, d0, lanes, nd, wv.exec_all), lanes)
+                lds.write_words(a + o1 * st, _store_words(wv, d1, lanes, nd, wv.exec_all), lanes)
             return nxt
         _ = nd
         return run

@@ -33,18 +33,28 @@ class MemoryFault(Exception):
         self.lane, self.addr, self.size, self.space = lane, addr, size, space
 
 
-@dataclass
 class Region:
-    """One mapped buffer: ``name``, base ``addr`` (bytes), ``data`` (np.uint8, owned)."""
+    """One mapped buffer: ``name``, base ``addr`` (bytes), ``data`` (np.uint8, owned,
+    ``size`` bytes; the storage is padded to a multiple of 4 so ``words`` can view it)."""
 
-    name: str
-    addr: int
-    data: np.ndarray
-    writable: bool = True
+    def __init__(self, name: str, addr: int, data: np.ndarray, writable: bool = True):
+        self.name = name
+        self.addr = addr
+        self.size = int(data.size)
+        store = np.zeros((self.size + 3) // 4 * 4, np.uint8)
+        store[:self.size] = data
+        self._store = store
+        self.data = store[:self.size]
+        self.words = store.view(np.uint32)
+        self.writable = writable
+        self.watch = False
+        self.base64 = np.uint64(addr)
+        self.limit = {k: np.uint64(self.size - k) for k in (1, 2, 4, 8, 12, 16, 32, 64)
+                      if self.size >= k}
 
     @property
     def end(self) -> int:
-        return self.addr + len(self.data)
+        return self.addr + self.size
 
 
 class GlobalMemory:
@@ -54,6 +64,7 @@ class GlobalMemory:
         self.regions: list[Region] = []
         self._next = BASE
         self._bases = np.zeros(0, np.uint64)
+        self._last = None
         self.writes_outside: list[tuple[str, int, int]] = []  # (region, offset, size) for non-output
 
     def map(self, name: str, data: bytes | np.ndarray, *, writable: bool = True) -> int:
@@ -84,11 +95,52 @@ class GlobalMemory:
         ok = idx >= 0
         ends = np.array([r.end for r in self.regions], np.uint64)
         safe = np.where(ok, idx, 0)
-        ok &= addrs + np.uint64(size) <= ends[safe] if len(self.regions) else False
+        ok &= (addrs + np.uint64(size) <= ends[safe]) if len(self.regions) else False
         if not np.all(ok):
             bad = int(np.argmin(ok))
             raise MemoryFault(int(lanes[bad]), int(addrs[bad]), size, "global")
         return safe
+
+    def _single(self, addrs, size):
+        """(region, offsets) when every address lies in the last-used region, else None."""
+        r = self._last
+        if r is None:
+            return None
+        lim = r.limit.get(size)
+        if lim is None:
+            return None
+        off = addrs - r.base64
+        if np.count_nonzero(off > lim):
+            return None
+        return r, off
+
+    def read_words(self, addrs: np.ndarray, ndw: int, lanes: np.ndarray) -> np.ndarray:
+        """``ndw`` dwords at each address -> uint32 (n, ndw); fast when 4-byte aligned."""
+        hit = self._single(addrs, 4 * ndw)
+        if hit is not None:
+            r, off = hit
+            if not np.count_nonzero(off & np.uint64(3)):
+                w = off >> np.uint64(2)
+                if ndw == 1:
+                    return r.words[w][:, None]
+                return r.words[w[:, None] + np.arange(ndw, dtype=np.uint64)]
+        return np.ascontiguousarray(self.read(addrs, 4 * ndw, lanes)).view("<u4")
+
+    def write_words(self, addrs: np.ndarray, words: np.ndarray, lanes: np.ndarray) -> None:
+        """Store uint32 (n, ndw) at ``addrs``; fast when 4-byte aligned."""
+        ndw = words.shape[1]
+        hit = self._single(addrs, 4 * ndw)
+        if hit is not None:
+            r, off = hit
+            if r.writable and not r.watch and not np.count_nonzero(off & np.uint64(3)):
+                w = off >> np.uint64(2)
+                if ndw == 1:
+                    r.words[w] = words[:, 0]
+                else:
+                    r.words[w[:, None] + np.arange(ndw, dtype=np.uint64)] = words
+                return
+        self.write(addrs, np.ascontiguousarray(words).view(np.uint8).reshape(len(addrs), 4 * ndw),
+                   lanes)
 
     def read(self, addrs: np.ndarray, size: int, lanes: np.ndarray) -> np.ndarray:
         """Bytes at ``addrs`` (uint64, one per active lane) -> uint8 array (n, size)."""
@@ -99,6 +151,7 @@ class GlobalMemory:
         ar = np.arange(size)
         for ri in np.unique(idx):
             r = self.regions[ri]
+            self._last = r
             sel = idx == ri
             off = (addrs[sel] - np.uint64(r.addr)).astype(np.int64)
             out[sel] = r.data[off[:, None] + ar]
@@ -113,6 +166,7 @@ class GlobalMemory:
         ar = np.arange(size)
         for ri in np.unique(idx):
             r = self.regions[ri]
+            self._last = r
             if not r.writable:
                 raise MemoryFault(int(lanes[np.argmax(idx == ri)]), int(addrs[idx == ri][0]), size,
                                   f"store to read-only region {r.name}:")
@@ -136,15 +190,18 @@ class GlobalMemory:
 
 
 class LocalMemory:
-    """Per-lane-addressed flat byte array (LDS of a workgroup, or one lane's scratch)."""
+    """Per-lane-addressed flat byte array (LDS of a workgroup)."""
 
     def __init__(self, size: int, space: str):
-        self.data = np.zeros(max(size, 0), np.uint8)
+        size = max(size, 0)
+        self._store = np.zeros((size + 3) // 4 * 4, np.uint8)
+        self.data = self._store[:size]
+        self.words = self._store.view(np.uint32)
         self.space = space
 
     def check(self, offs: np.ndarray, size: int, lanes: np.ndarray) -> None:
         bad = (offs < 0) | (offs + size > self.data.size)
-        if bad.any():
+        if np.count_nonzero(bad):
             i = int(np.argmax(bad))
             raise MemoryFault(int(lanes[i]), int(offs[i]), size, self.space)
 
@@ -159,6 +216,32 @@ class LocalMemory:
         self.check(offs, size, lanes)
         self.data[offs[:, None] + np.arange(size)] = data
 
+    def read_words(self, offs: np.ndarray, ndw: int, lanes: np.ndarray) -> np.ndarray:
+        """uint32 (n, ndw) at byte offsets ``offs`` (fast when 4-byte aligned)."""
+        offs = offs.astype(np.int64)
+        self.check(offs, 4 * ndw, lanes)
+        if np.count_nonzero(offs & 3):
+            return np.ascontiguousarray(self.data[offs[:, None] + np.arange(4 * ndw)]).view("<u4")
+        w = offs >> 2
+        if ndw == 1:
+            return self.words[w][:, None]
+        return self.words[w[:, None] + np.arange(ndw)]
+
+    def write_words(self, offs: np.ndarray, words: np.ndarray, lanes: np.ndarray) -> None:
+        """Store uint32 (n, ndw) at byte offsets ``offs``; later lanes win on overlap."""
+        offs = offs.astype(np.int64)
+        ndw = words.shape[1]
+        self.check(offs, 4 * ndw, lanes)
+        if np.count_nonzero(offs & 3):
+            self.data[offs[:, None] + np.arange(4 * ndw)] = \
+                np.ascontiguousarray(words).view(np.uint8).reshape(len(offs), 4 * ndw)
+            return
+        w = offs >> 2
+        if ndw == 1:
+            self.words[w] = words[:, 0]
+        else:
+            self.words[w[:, None] + np.arange(ndw)] = words
+
 
 class ScratchMemory:
     """Private (scratch) memory of one wave: ``per_lane`` bytes for each of 64 lanes.
@@ -168,11 +251,14 @@ class ScratchMemory:
 
     def __init__(self, per_lane: int):
         self.per_lane = per_lane
-        self.data = np.zeros((64, max(per_lane, 0)), np.uint8)
+        cols = (max(per_lane, 0) + 3) // 4 * 4
+        self._store = np.zeros((64, cols), np.uint8)
+        self.data = self._store
+        self.words = self._store.view(np.uint32)   # (64, cols / 4)
 
     def _check(self, offs, size, lanes):
         bad = (offs < 0) | (offs + size > self.per_lane)
-        if bad.any():
+        if np.count_nonzero(bad):
             i = int(np.argmax(bad))
             raise MemoryFault(int(lanes[i]), int(offs[i]), size, "scratch")
 
@@ -185,3 +271,20 @@ class ScratchMemory:
         offs = offs.astype(np.int64)
         self._check(offs, data.shape[1], lanes)
         self.data[lanes[:, None], offs[:, None] + np.arange(data.shape[1])] = data
+
+    def read_words_uniform(self, off: int, ndw: int) -> np.ndarray:
+        """uint32 (64, ndw) at the same 4-byte-aligned offset in every lane."""
+        if off < 0 or off + 4 * ndw > self.per_lane:
+            raise MemoryFault(0, off, 4 * ndw, "scratch")
+        return self.words[:, off >> 2:(off >> 2) + ndw]
+
+    def write_words_uniform(self, off: int, words: np.ndarray, mask) -> None:
+        """Store uint32 (ndw, 64) rows at a uniform aligned offset for lanes in ``mask``."""
+        ndw = words.shape[0]
+        if off < 0 or off + 4 * ndw > self.per_lane:
+            raise MemoryFault(0, off, 4 * ndw, "scratch")
+        dst = self.words[:, off >> 2:(off >> 2) + ndw]
+        if mask is None:
+            dst[...] = words.T
+        else:
+            np.copyto(dst, words.T, where=mask[:, None])

@@ -7,7 +7,7 @@ Register files (CDNA3 ISA guide, "State"; gfx942 wave64):
 * ``s``: SGPRs and the special registers that alias SGPR numbers on GFX9,
   ``(128,)`` uint32: s0..s101, flat_scratch 102-103, xnack_mask 104-105,
   vcc 106-107, ttmp0..15 108-123, m0 124, exec 126-127;
-* ``scc``: a ``(1,)`` bool array.
+* ``scc``: a Python bool.
 
 The EXEC mask is cached as a bool ``(64,)`` array (``exec_mask``) with
 ``exec_all``/``exec_any`` flags; every write of EXEC goes through
@@ -36,6 +36,7 @@ SHARED_APERTURE_HI = 0x10000
 PRIVATE_APERTURE_HI = 0x20000
 
 LANES = np.arange(64)
+_MASKS: dict = {}   # EXEC value -> read-only bool (64,) mask (masks repeat a lot)
 
 
 class Workgroup:
@@ -57,7 +58,7 @@ class Wave:
         self.v = np.zeros((512, 64), np.uint32)
         self.a = np.zeros((256, 64), np.uint32)
         self.s = np.zeros(NUM_SGPR_SLOTS, np.uint32)
-        self.scc = np.zeros(1, bool)
+        self.scc = False
         self.exec_mask = np.ones(64, bool)
         self.exec_all = True
         self.exec_any = True
@@ -74,10 +75,17 @@ class Wave:
 
     def sync_exec(self) -> None:
         """Recompute the cached EXEC mask after a write of s[126:127]."""
-        m = np.unpackbits(self.s[EXEC:EXEC + 2].view(np.uint8), bitorder="little").view(bool)
+        e = int(self.s[EXEC]) | (int(self.s[EXEC + 1]) << 32)
+        m = _MASKS.get(e)
+        if m is None:
+            m = np.unpackbits(np.frombuffer(e.to_bytes(8, "little"), np.uint8),
+                              bitorder="little").view(bool)
+            m.setflags(write=False)
+            if len(_MASKS) < 4096:
+                _MASKS[e] = m
         self.exec_mask = m
-        self.exec_all = bool(m.all())
-        self.exec_any = bool(m.any())
+        self.exec_all = e == 0xFFFFFFFFFFFFFFFF
+        self.exec_any = e != 0
 
     def set_exec(self, mask: np.ndarray) -> None:
         """Set EXEC from a bool (64,) mask."""

@@ -38,10 +38,16 @@ _F = {16: np.float16, 32: np.float32, 64: np.float64}
 _SIGN = {16: 0x8000, 32: 0x80000000, 64: 0x8000000000000000}
 
 
+_WIDTH = {np.dtype(np.bool_): 1, np.dtype(np.uint8): 8, np.dtype(np.uint16): 16,
+          np.dtype(np.uint32): 32, np.dtype(np.uint64): 64, np.dtype(np.int8): 8,
+          np.dtype(np.int16): 16, np.dtype(np.int32): 32, np.dtype(np.int64): 64,
+          np.dtype(np.float16): 16, np.dtype(np.float32): 32, np.dtype(np.float64): 64}
+_FVIEW = {np.dtype(np.uint16): np.float16, np.dtype(np.uint32): np.float32,
+          np.dtype(np.uint64): np.float64}
+
+
 def _w(x) -> int:
-    if x.dtype == np.bool_:
-        return 1
-    return x.dtype.itemsize * 8
+    return _WIDTH[x.dtype]
 
 
 class NumpyBackend(Backend):
@@ -237,7 +243,7 @@ class NumpyBackend(Backend):
     # -- floats ---------------------------------------------------------------
     @staticmethod
     def _f(a):
-        return a.view(_F[_w(a)])
+        return a.view(_FVIEW[a.dtype])
 
     def fadd(self, a, b):
         return (self._f(a) + self._f(b)).view(a.dtype)
@@ -268,7 +274,7 @@ class NumpyBackend(Backend):
         w = _w(a)
         r = r.view(a.dtype)
         both0 = (fa == 0) & (fb == 0)
-        if both0.any():
+        if np.count_nonzero(both0):
             z = (a & b) if is_max else (a | b)
             r = np.where(both0, z, r)
         return r
@@ -413,10 +419,19 @@ class NumpyBackend(Backend):
 
 
 def _fma32(a, b, c):
-    """Correctly rounded binary32 fma: exact product in f64, TwoSum, round-to-odd."""
+    """Correctly rounded binary32 fma: exact product in f64, TwoSum, round-to-odd.
+
+    Fast path: rounding the float64 sum to binary32 can only go wrong (double
+    rounding) when the sum lands exactly on a binary32 rounding midpoint or in the
+    binary32 subnormal range; otherwise the float64 result rounds correctly."""
     p = a.astype(np.float64) * b.astype(np.float64)
     cc = c.astype(np.float64)
     s = p + cc
+    sb = s.view(np.uint64)
+    risky = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | \
+        ((sb & np.uint64(0x7FF0000000000000)) < np.uint64(0x3810000000000000))
+    if not np.count_nonzero(risky):
+        return s.astype(np.float32)
     t = s - p
     e = (p - (s - t)) + (cc - t)
     fin = np.isfinite(s) & (e != 0) & np.isfinite(e)
