@@ -125,8 +125,10 @@ _NO_DIRECTIVE = (
 #: VGPR allocation granule on gfx90a/gfx942 (unified VGPR+AGPR file): 8 registers
 #: (AMDGPUUsage, compute_pgm_rsrc1 GRANULATED_WORKITEM_VGPR_COUNT, "GFX90A, GFX942: ... granules of 8").
 VGPR_GRANULE = 8
-#: SGPR encoding granule: 8 (AMDGPUUsage GRANULATED_WAVEFRONT_SGPR_COUNT, GFX9: "granules of 16" is
-#: the allocation; LLVM's getSGPREncodingGranule() returns 8 and the field is 2*(n/16)-1 = n/8-1).
+#: SGPR encoding granule: 8.  LLVM 19 (AMDGPUBaseInfo.cpp getSGPREncodingGranule / getNumSGPRBlocks)
+#: writes GRANULATED_WAVEFRONT_SGPR_COUNT = ceil(max(1, n) / 8) - 1 with n including the extra
+#: SGPRs; the clang corpus confirms it (next_free_sgpr 11 + 6 = 17 SGPRs -> SGPRBlocks 2, which a
+#: 16-granule "2*ceil(n/16)-1" reading of AMDGPUUsage would make 3).
 SGPR_GRANULE = 8
 #: SGPRs that llvm-mc adds to ``.amdhsa_next_free_sgpr`` on gfx942 before granulating: VCC (2) and
 #: XNACK mask (2) and FLAT_SCRATCH (2), the latter always counted because gfx942 has architected
