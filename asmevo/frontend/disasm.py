@@ -199,6 +199,7 @@ class _Builder:
         self.labels: dict[int, str] = {}       # address -> label used in code
         self.aliases: list[tuple[str, str]] = []
         self.kd_items: dict[str, list] = {}
+        self.deferred_vis: list[Directive] = []
         self.anon = 0
 
     # -- .text ----------------------------------------------------------
@@ -310,7 +311,6 @@ class _Builder:
             elif f.size > 0:
                 self.items.append(Directive(".size", f"{f.name}, {f.size}"))
             if not same_vis and f.visibility in _VIS:
-                self.deferred_vis = getattr(self, "deferred_vis", [])
                 self.deferred_vis.append(Directive(_VIS[f.visibility], f.name))
             pos = end
         if pos < text_end:
@@ -410,7 +410,7 @@ class _Builder:
                 pos += size
             self.items.extend(_data_directives(data[pos - s.addr:], nobits))
         # Kernel symbols whose descriptor visibility differed: declared after the descriptors.
-        self.items.extend(getattr(self, "deferred_vis", []))
+        self.items.extend(self.deferred_vis)
 
     def raw_kd(self, name: str) -> list:
         k = next(k for k in self.co.kernels if k.name == name)
