@@ -127,3 +127,60 @@ def verify_result(original: Module, result: Module, mode: str, harness: str | No
     from ..verify import verify
     entry = kernels[0] if kernels and len(kernels) == 1 else None
     return verify(original, result, harness=harness, level=mode, entry=entry)
+
+
+# -- transactional edits ---------------------------------------------------------
+def apply_edits(kernel: Kernel, plan) -> list:
+    """Apply ``plan``: a list of ``(old, replacement list)`` where ``old`` is an
+    instruction or a tuple of adjacent instructions (found by identity) replaced as
+    one unit; returns an undo log for :func:`undo_edits`.
+
+    Raises:
+        ValueError: an instruction is not in the kernel, or a tuple is not adjacent.
+    """
+    undo = []
+    for old, new in plan:
+        olds = list(old) if isinstance(old, tuple) else [old]
+        b, i = kernel.locate(olds[0])
+        if any(b.instructions[i + k] is not o if i + k < len(b.instructions) else True
+               for k, o in enumerate(olds)):
+            raise ValueError("edit window is not adjacent")
+        b.instructions[i:i + len(olds)] = list(new)
+        undo.append((b, i, olds, len(new)))
+    return undo
+
+
+def undo_edits(undo: list) -> None:
+    """Revert :func:`apply_edits`."""
+    for b, i, olds, n in reversed(undo):
+        b.instructions[i:i + n] = olds
+
+
+def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000) -> list:
+    """Apply ``plan`` unless it adds a static violation (waitcnt, hazard, register bound)
+    beyond the multiset ``baseline`` (from :func:`static_violations`).
+
+    The whole batch is tried first; if it adds a violation, the edits are tried
+    one at a time in order (at most ``max_steps``) and each one that adds a
+    violation is undone.  Returns the edits that were kept.
+    """
+    from collections import Counter
+    if not plan:
+        return []
+    base = Counter(baseline)
+    u = apply_edits(kernel, plan)
+    am.invalidate(kernel, frozenset())
+    if not (Counter(static_violations(kernel, am)) - base):
+        return list(plan)
+    undo_edits(u)
+    am.invalidate(kernel, frozenset())
+    kept = []
+    for item in plan[:max_steps]:
+        u = apply_edits(kernel, [item])
+        am.invalidate(kernel, frozenset())
+        if Counter(static_violations(kernel, am)) - base:
+            undo_edits(u)
+            am.invalidate(kernel, frozenset())
+        else:
+            kept.append(item)
+    return kept

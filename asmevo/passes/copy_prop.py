@@ -11,6 +11,7 @@ from ..ir import Instruction, Kernel
 from ..ir.operands import Imm, Reg, Src, base_of, reg_units
 from .base import Pass, PassResult
 from .effects import EXEC, effects, is_copy
+from .checks import apply_checked, static_violations
 from .liveness import dead_instructions, liveness
 
 #: Readers that see other lanes of a VGPR (a per-lane copy is not enough for them).
@@ -56,22 +57,26 @@ class CopyPropagation(Pass):
         "doc": "also forward inline-constant moves (needs the ISA table)"})
 
     def run(self, kernel: Kernel, am) -> PassResult:
-        """Propagate copies in ``kernel``; stats ``operands-replaced``, ``moves-removed``."""
+        """Propagate copies in ``kernel``; stats ``operands-replaced`` (instructions
+        rewritten), ``moves-removed``.  Edits that would add a static violation
+        (a hazard from a new SGPR read, a waitcnt problem) are undone."""
         stats = Counter()
         live = liveness(kernel)
         if not live.flow.ok:
             stats["skipped-kernels"] += 1
             return PassResult(changed=False, stats=stats)
+        baseline = static_violations(kernel, am)
+        plan = []
         for b in kernel.blocks:
             avail: dict[Reg, tuple] = {}   # dst -> (src operand, vector dst?)
-            out = []
             for inst in b.instructions:
                 c = is_copy(inst)
                 if c is not None and base_of(c[1]) == c[0]:
-                    stats["moves-removed"] += 1   # self-move: no effect in any lane
+                    plan.append((inst, []))   # self-move: no effect in any lane
                     continue
                 new = self._rewrite(inst, avail, stats)
-                out.append(new)
+                if new is not inst:
+                    plan.append((inst, [new]))
                 e = effects(new)
                 killed = e.defs_may
                 if killed & set(EXEC):
@@ -87,18 +92,14 @@ class CopyPropagation(Pass):
                             self.constants and isinstance(src, Imm))):
                         if not (set(reg_units(dst)) & set(reg_units(src))):
                             avail[dst] = (src, dst.file in ("v", "a"))
-            b.instructions = out
+        kept = apply_checked(kernel, am, plan, baseline)
+        stats["operands-replaced"] = sum(1 for _, n in kept if n)
+        stats["moves-removed"] = sum(1 for _, n in kept if not n)
         # moves whose destination is now never read
         live = liveness(kernel)
         dead = dead_instructions(kernel, live)
-        for b in kernel.blocks:
-            keep = []
-            for i in b.instructions:
-                if id(i) in dead and is_copy(i) is not None:
-                    stats["moves-removed"] += 1
-                    continue
-                keep.append(i)
-            b.instructions = keep
+        plan = [(i, []) for i in kernel.instructions() if id(i) in dead and is_copy(i) is not None]
+        stats["moves-removed"] += len(apply_checked(kernel, am, plan, baseline))
         return PassResult(stats=stats)
 
     def _rewrite(self, inst: Instruction, avail: dict, stats: Counter) -> Instruction:
@@ -136,5 +137,4 @@ class CopyPropagation(Pass):
             if verdict:
                 ops = trial
                 changed = True
-                stats["operands-replaced"] += 1
         return inst.evolve(operands=ops) if changed else inst

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from ..ir import Kernel
 from .base import Pass, PassResult, stat_counter
+from .checks import apply_checked, static_violations
 from .liveness import dead_instructions, liveness
 
 
@@ -20,7 +21,9 @@ class DeadCodeElimination(Pass):
     dead.  VGPR writes count as dead only when nothing reads the register
     afterwards, or when it is fully rewritten under the same EXEC before any
     read (see :mod:`asmevo.passes.liveness`).  Kernels with indirect control
-    flow or indexed register access are left alone.
+    flow or indexed register access are left alone.  A removal that would add
+    a static violation (e.g. fewer wait states between a hazard's producer and
+    consumer) is undone (:func:`asmevo.passes.checks.apply_checked`).
     """
 
     name: ClassVar[str] = "dce"
@@ -30,6 +33,7 @@ class DeadCodeElimination(Pass):
     def run(self, kernel: Kernel, am) -> PassResult:
         """Remove dead instructions from ``kernel``; stat ``skipped-kernels`` when left alone."""
         removed = 0
+        baseline = None
         for _ in range(max(1, self.max_iterations)):
             live = liveness(kernel)
             if not live.flow.ok:
@@ -37,7 +41,11 @@ class DeadCodeElimination(Pass):
             dead = dead_instructions(kernel, live)
             if not dead:
                 break
-            for b in kernel.blocks:
-                b.instructions = [i for i in b.instructions if id(i) not in dead]
-            removed += len(dead)
+            if baseline is None:
+                baseline = static_violations(kernel, am)
+            plan = [(i, []) for i in kernel.instructions() if id(i) in dead]
+            kept = apply_checked(kernel, am, plan, baseline)
+            removed += len(kept)
+            if len(kept) < len(plan):
+                break  # the rest would add a hazard/waitcnt violation: leave them
         return PassResult(changed=bool(removed))

@@ -17,6 +17,7 @@ from ..ir import Imm, Instruction, Kernel, Reg, Special
 from ..ir.operands import Src, base_of, reg_units
 from .base import Pass, PassResult
 from .effects import SCC, effects
+from .checks import apply_checked, static_violations
 from .liveness import live_after_each, liveness
 
 
@@ -193,9 +194,9 @@ class Peephole(Pass):
                 stats["skipped-kernels"] += 1
                 return PassResult(changed=False, stats=stats)
             after = live_after_each(kernel, live)
-            changed = False
+            plan = []
+            names = []
             for b in kernel.blocks:
-                out: list[Instruction] = []
                 insts = b.instructions
                 i = 0
                 while i < len(insts):
@@ -213,15 +214,19 @@ class Peephole(Pass):
                         rep = r.fn(w, dead)
                         if rep is None or not _typechecks(rep):
                             continue
-                        out.extend(rep)
-                        stats[f"rules.{r.name}"] += 1
+                        plan.append((tuple(w), rep))
+                        names.append(r.name)
                         i += r.size
-                        done = changed = True
+                        done = True
                         break
                     if not done:
-                        out.append(insts[i])
                         i += 1
-                b.instructions = out
-            if not changed:
+            if not plan:
+                break
+            kept = apply_checked(kernel, am, plan, static_violations(kernel, am))
+            by_id = {id(p[0]): n for p, n in zip(plan, names)}
+            for item in kept:
+                stats[f"rules.{by_id[id(item[0])]}"] += 1
+            if not kept:
                 break
         return PassResult(stats=stats)

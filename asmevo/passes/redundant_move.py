@@ -10,6 +10,7 @@ from ..ir import Imm, Instruction, Kernel, Reg, Special
 from ..ir.operands import reg_units
 from .base import Pass, PassResult
 from .effects import EXEC, effects
+from .checks import apply_checked, static_violations
 from .liveness import kernel_flow
 
 _EXEC = frozenset(EXEC)
@@ -111,7 +112,8 @@ class RedundantMove(Pass):
         for b in range(n):
             if fin[b] is not None:
                 _transfer(kernel.blocks[b].instructions, set(fin[b]), False, dead)
-        for blk in kernel.blocks:
-            blk.instructions = [i for i in blk.instructions if id(i) not in dead]
-        stats["moves-removed"] = len(dead)
+        if dead:
+            plan = [(i, []) for i in kernel.instructions() if id(i) in dead]
+            kept = apply_checked(kernel, am, plan, static_violations(kernel, am))
+            stats["moves-removed"] = len(kept)
         return PassResult(stats=stats)
