@@ -933,6 +933,9 @@ def _store_data(wv, src: Reg, lanes: np.ndarray, size: int, d16_hi=False) -> np.
     return np.ascontiguousarray(dw).view(U8).reshape(len(lanes), size)
 
 
+_DWS = {k: np.arange(k, dtype=np.uint32)[:, None] for k in (1, 2, 3, 4)}
+
+
 def _active(wv):
     return LANES[wv.exec_mask] if not wv.exec_all else LANES
 
@@ -1412,6 +1415,45 @@ def compile_ds(inst, spec, ctx, nxt):
             return nxt
         return run
     off0 = int(offset or 0)
+    if op in ("read", "write") and size % 4 == 0:
+        ndw = size // 4
+        if op == "read":
+            dst, ar = _regs_of(ops[0]), reader(ops[1], "u32")
+        else:
+            ar, src = reader(ops[0], "u32"), _regs_of(ops[1])
+        uoff = U32(off0)
+
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lds = wv.group.lds
+            a = ar(wv)
+            if off0:
+                a = a + uoff
+            if wv.exec_all and a.shape[0] == 64:
+                w = lds.word_index(a, ndw)
+                if w is not None:
+                    if op == "read":
+                        F = wv.v if dst.file == "v" else wv.a
+                        if ndw == 1:
+                            F[dst.index] = lds.words[w]
+                        else:
+                            F[dst.index:dst.index + ndw] = lds.words[w[None, :] + _DWS[ndw]]
+                    else:
+                        F = wv.v if src.file == "v" else wv.a
+                        if ndw == 1:
+                            lds.words[w] = F[src.index]
+                        else:
+                            lds.words[w[None, :] + _DWS[ndw]] = F[src.index:src.index + ndw]
+                    return nxt
+            lanes = _active(wv)
+            aa = _b64(a)[lanes].astype(np.int64)
+            if op == "read":
+                _load_words(wv, dst, lds.read_words(aa, ndw, lanes), lanes, wv.exec_all)
+            else:
+                lds.write_words(aa, _store_words(wv, src, lanes, ndw, wv.exec_all), lanes)
+            return nxt
+        return run
     if op in ("read", "write", "atomic"):
         if op == "read":
             dst, ar = _regs_of(ops[0]), reader(ops[1], "u32")
@@ -1468,12 +1510,35 @@ def compile_ds(inst, spec, ctx, nxt):
             ar, d0, d1 = reader(ops[0], "u32"), _regs_of(ops[1]), _regs_of(ops[2])
         nd = size // 4
 
+        u0, u1 = U32(o0 * st), U32(o1 * st)
+
         def run(wv):
             if not wv.exec_any:
                 return nxt
+            lds = wv.group.lds
+            if wv.exec_all:
+                a32 = _b64(ar(wv))
+                wa = lds.word_index(a32 + u0, nd)
+                wb = lds.word_index(a32 + u1, nd)
+                if wa is not None and wb is not None:
+                    if op == "read2":
+                        F = wv.v if dst.file == "v" else wv.a
+                        if nd == 1:
+                            F[dst.index] = lds.words[wa]
+                            F[dst.index + 1] = lds.words[wb]
+                        else:
+                            F[dst.index:dst.index + nd] = lds.words[wa[None, :] + _DWS[nd]]
+                            F[dst.index + nd:dst.index + 2 * nd] = lds.words[wb[None, :] + _DWS[nd]]
+                    else:
+                        for w_, d_ in ((wa, d0), (wb, d1)):
+                            F = wv.v if d_.file == "v" else wv.a
+                            if nd == 1:
+                                lds.words[w_] = F[d_.index]
+                            else:
+                                lds.words[w_[None, :] + _DWS[nd]] = F[d_.index:d_.index + nd]
+                    return nxt
             lanes = _active(wv)
             a = _b64(ar(wv))[lanes].astype(np.int64)
-            lds = wv.group.lds
             if op == "read2":
                 x = lds.read_words(a + o0 * st, nd, lanes)
                 y = lds.read_words(a + o1 * st, nd, lanes)

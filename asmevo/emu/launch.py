@@ -21,6 +21,7 @@ between ``s_barrier`` s.  Everything is deterministic.
 
 from __future__ import annotations
 
+import gc
 import struct
 import time
 from dataclasses import dataclass, field
@@ -336,6 +337,30 @@ def run_kernel(module, kernel_name: str, launch: Launch, *, program: Program | N
     t0 = time.perf_counter()
     total = 0
     waves_run = 0
+    counters = [0, 0]
+    gc_was = gc.isenabled()
+    gc.disable()   # the run allocates many short-lived arrays and builds no cycles
+    try:
+        _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr, dp_addr,
+                 q_addr, packed, counters)
+    finally:
+        if gc_was:
+            gc.enable()
+    total, waves_run = counters
+    dt = time.perf_counter() - t0
+    outputs = {}
+    for a in launch.args:
+        if a.kind == "buffer":
+            r = mem.region(a.name)
+            n = np.ascontiguousarray(a.data).nbytes
+            outputs[a.name] = r.data[:n].view(np.dtype(a.dtype)).copy() if n else \
+                np.zeros(0, np.dtype(a.dtype))
+    return RunResult(outputs, list(mem.writes_outside), waves_run, total, total * 64, dt, kernarg,
+                     addresses)
+
+
+def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr, dp_addr, q_addr,
+             packed, counters):
     with np.errstate(all="ignore"):
         for gz in range(grid[2]):
             for gy in range(grid[1]):
@@ -348,18 +373,8 @@ def run_kernel(module, kernel_name: str, launch: Launch, *, program: Program | N
                                    packed[w * 64:(w + 1) * 64], priv)
                         waves.append(wv)
                     _run_group(prog, waves, launch.max_instructions_per_wave)
-                    total += sum(wv.count for wv in waves)
-                    waves_run += len(waves)
-    dt = time.perf_counter() - t0
-    outputs = {}
-    for a in launch.args:
-        if a.kind == "buffer":
-            r = mem.region(a.name)
-            n = np.ascontiguousarray(a.data).nbytes
-            outputs[a.name] = r.data[:n].view(np.dtype(a.dtype)).copy() if n else \
-                np.zeros(0, np.dtype(a.dtype))
-    return RunResult(outputs, list(mem.writes_outside), waves_run, total, total * 64, dt, kernarg,
-                     addresses)
+                    counters[0] += sum(wv.count for wv in waves)
+                    counters[1] += len(waves)
 
 
 def _rebind(prog, mem):

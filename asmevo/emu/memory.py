@@ -65,6 +65,7 @@ class GlobalMemory:
         self._next = BASE
         self._bases = np.zeros(0, np.uint64)
         self._last = None
+        self._base_list: list = []
         self.writes_outside: list[tuple[str, int, int]] = []  # (region, offset, size) for non-output
 
     def map(self, name: str, data: bytes | np.ndarray, *, writable: bool = True) -> int:
@@ -81,6 +82,7 @@ class GlobalMemory:
         self.regions.append(Region(name, addr, arr, writable))
         self._next = (addr + arr.size + GUARD + ALIGN - 1) // ALIGN * ALIGN
         self._bases = np.array([r.addr for r in self.regions], np.uint64)
+        self._base_list = [r.addr for r in self.regions]
         return addr
 
     def region(self, name: str) -> Region:
@@ -185,8 +187,14 @@ class GlobalMemory:
 
     def read_scalar(self, addr: int, size: int) -> bytes:
         """``size`` bytes at one address (SMEM)."""
-        a = np.array([addr], np.uint64)
-        return self.read(a, size, np.array([0])).tobytes()
+        import bisect
+        k = bisect.bisect_right(self._base_list, addr) - 1
+        if k >= 0:
+            r = self.regions[k]
+            off = addr - r.addr
+            if off + size <= r.size:
+                return r.data[off:off + size].tobytes()
+        raise MemoryFault(0, addr, size, "scalar")
 
 
 class LocalMemory:
@@ -215,6 +223,14 @@ class LocalMemory:
         size = data.shape[1]
         self.check(offs, size, lanes)
         self.data[offs[:, None] + np.arange(size)] = data
+
+    def word_index(self, offs: np.ndarray, ndw: int):
+        """Dword index array for uint32 byte offsets ``offs`` when all are 4-byte aligned and
+        in range (fast path), else None."""
+        lim = self.data.size - 4 * ndw
+        if lim < 0 or np.count_nonzero((offs & np.uint32(3)) | (offs > np.uint32(lim))):
+            return None
+        return offs >> np.uint32(2)
 
     def read_words(self, offs: np.ndarray, ndw: int, lanes: np.ndarray) -> np.ndarray:
         """uint32 (n, ndw) at byte offsets ``offs`` (fast when 4-byte aligned)."""

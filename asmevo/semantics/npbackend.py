@@ -178,6 +178,20 @@ class NumpyBackend(Backend):
         bits = np.unpackbits(b, axis=1, bitorder="little")[:, ::-1]
         return np.packbits(bits, axis=1, bitorder="little").view(_U[w]).reshape(n)
 
+    def byte_select(self, x, sel):
+        """Vectorised V_PERM_B32 byte selection (same result as the generic method):
+        a 16-entry byte table per lane indexed by the selector bytes."""
+        n = max(x.shape[0], sel.shape[0])
+        xb = np.ascontiguousarray(np.broadcast_to(x, (n,))).view(np.uint8).reshape(n, 8)
+        table = np.empty((n, 16), np.uint8)
+        table[:, :8] = xb
+        table[:, 8:12] = np.where(xb[:, 1::2] & 0x80, 0xFF, 0)
+        table[:, 12] = 0
+        table[:, 13:] = 0xFF
+        sb = np.ascontiguousarray(np.broadcast_to(sel, (n,))).view(np.uint8).reshape(n, 4)
+        idx = np.minimum(sb, 13)
+        return np.take_along_axis(table, idx.astype(np.intp), axis=1).copy().view(np.uint32).reshape(n)
+
     # -- compares / booleans ------------------------------------------------
     def eq(self, a, b):
         return a == b

@@ -341,23 +341,7 @@ V("v_alignbyte_b32", "b32", "b32 b32 u32",
 def _perm(B, a, b, sel):
     """V_PERM_B32: byte select from {a (bytes 4-7), b (bytes 0-3)}; selector 8-11
     replicate sign bits, 12 -> 0x00, >= 13 -> 0xFF (CDNA3 ISA guide)."""
-    x = B.concat(a, b)
-    out = _u32(B, 0)
-    for i in range(4):
-        s = B.and_(B.lshr(sel, _u32(B, 8 * i)), _u32(B, 0xFF))
-        byte = B.trunc(B.and_(B.lshr(x, B.zext(B.shl(B.and_(s, _u32(B, 7)), _u32(B, 3)), 64)),
-                              c(B, 0xFF, 64)), 32)
-
-        def sbit(k):  # sign of byte k*2+1 of x
-            return B.select(B.ne(B.and_(B.trunc(B.lshr(x, c(B, 16 * k + 15, 64)), 32), _u32(B, 1)),
-                                 _u32(B, 0)), _u32(B, 0xFF), _u32(B, 0))
-        v = byte
-        for k in range(4):
-            v = B.select(B.eq(s, _u32(B, 8 + k)), sbit(k), v)
-        v = B.select(B.eq(s, _u32(B, 12)), _u32(B, 0), v)
-        v = B.select(B.uge(s, _u32(B, 13)), _u32(B, 0xFF), v)
-        out = B.or_(out, B.shl(v, _u32(B, 8 * i)))
-    return out
+    return B.byte_select(B.concat(a, b), sel)
 
 
 V("v_perm_b32", "b32", "b32 b32 b32", _perm)

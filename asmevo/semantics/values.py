@@ -22,6 +22,7 @@ integers   const(v, bits) width(x) add sub mul mulhi_u mulhi_s and_ or_ xor not_
            shl lshr ashr (amount has the width of x; callers mask it)
            zext(x, bits) sext(x, bits) trunc(x, bits) concat(hi, lo)
            extract(x, lo, n) (static bit field) popcount clz ctz bitrev
+           byte_select(x64, sel32) (V_PERM_B32 byte selection, see below)
 compare    eq ne ult ule ugt uge slt sle sgt sge -> bool
 booleans   true() false() band bor bxor bnot select(c, a, b) b2i(c, bits)
 float      fadd fsub fmul ffma fmin fmax (IEEE-mode minNum/maxNum) fcmp(pred, a, b)
@@ -70,6 +71,28 @@ class Backend:
             return self.ne(a, b)
         op = {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}[pred]
         return getattr(self, ("s" if signed else "u") + op)(a, b)
+
+    def byte_select(self, x, sel):
+        """Byte permute as V_PERM_B32 defines it: for each byte ``i`` of the 32-bit
+        ``sel``, selector ``s`` gives byte ``s`` of the 64-bit ``x`` for 0-7, the
+        sign of byte ``2*(s-8)+1`` replicated for 8-11, 0x00 for 12 and 0xFF for 13+.
+        Generic version over the primitive methods; backends may override it."""
+        c = self.const
+        out = c(0, 32)
+        for i in range(4):
+            s = self.and_(self.lshr(sel, c(8 * i, 32)), c(0xFF, 32))
+            s64 = self.zext(s, 64)
+            byte = self.trunc(self.and_(self.lshr(x, self.shl(self.and_(s64, c(7, 64)), c(3, 64))),
+                                        c(0xFF, 64)), 32)
+            sb = self.trunc(self.and_(self.lshr(x, self.add(self.shl(self.and_(s64, c(3, 64)),
+                                                                     c(4, 64)), c(15, 64))),
+                                      c(1, 64)), 32)
+            sign = self.mul(sb, c(0xFF, 32))
+            v = self.select(self.ult(s, c(8, 32)), byte,
+                            self.select(self.ult(s, c(12, 32)), sign,
+                                        self.select(self.eq(s, c(12, 32)), c(0, 32), c(0xFF, 32))))
+            out = self.or_(out, self.shl(v, c(8 * i, 32)))
+        return out
 
     def fneg(self, a):
         """Flip the sign bit."""
