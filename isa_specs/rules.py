@@ -191,6 +191,7 @@ def _roles(rec, fam):
     if first is not None and first["role"] == "def":
         if re.match(r"^v_(mac|fmac|pk_fmac|dot\d+c)_", base) or \
                 base in ("v_writelane_b32", "v_cvt_pkaccum_u8_f32", "v_cvt_pk_fp8_f32",
+                         "v_fma_mixlo_f16", "v_fma_mixhi_f16",
                          "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32") or \
                 base.startswith("v_smfmac") or \
                 base in ("s_cmov_b32", "s_cmov_b64", "s_cmovk_i32", "s_addk_i32", "s_mulk_i32",
@@ -228,6 +229,9 @@ def apply(table):
             rec["vop"] = next((r["enc"] for r in table.values()
                                if r["base"] == base and r["variant"] == "e32"), None)
         rec["mem"] = _mem(rec, fam)
+        for o in rec["operands"]:   # VOPC e64 / v_readlane / v_readfirstlane write an SGPR
+            if o["name"] == "vdst" and o["cls"] == "SGPR":
+                o["name"] = "sdst"
         _roles(rec, fam)
 
         is_valu = fam.startswith("VOP")
