@@ -23,6 +23,7 @@ Sources: LLVM AMDGPUUsage, "Kernel Descriptor", "Code Object V3+ Metadata",
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +115,17 @@ def module_target(module: Module) -> str | None:
     return module.target
 
 
+@functools.lru_cache(maxsize=256)
+def _yaml(text: str) -> Any:
+    """Parsed ``.amdgpu_metadata`` YAML (cached: the same block is read for every candidate);
+    None when malformed.  Callers must not modify the result."""
+    import yaml
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:  # noqa: BLE001 - malformed YAML: no metadata facts
+        return None
+
+
 def _metadata_entries(module: Module) -> dict[str, dict]:
     """Kernel name -> metadata entry, from the kernels or from a YAML metadata block."""
     out: dict[str, dict] = {}
@@ -126,10 +138,8 @@ def _metadata_entries(module: Module) -> dict[str, dict]:
     from ..ir.module import MetadataBlock
     for it in module.items:
         if isinstance(it, MetadataBlock):
-            try:
-                import yaml
-                doc = yaml.safe_load(it.text)
-            except Exception:  # noqa: BLE001 - malformed YAML: no metadata facts
+            doc = _yaml(it.text)
+            if not isinstance(doc, dict):
                 continue
             for e in (doc or {}).get("amdhsa.kernels", []) or []:
                 if isinstance(e, dict) and ".name" in e:

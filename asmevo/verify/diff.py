@@ -129,7 +129,12 @@ def load_harness(path: str, entry: str | None = None) -> dict:
 
 # ----------------------------------------------------------------- the layer
 
-_UNSUPPORTED_MARKS = ("has no semantics", "is not emulated", "cannot be emulated", "not emulated yet",
+class EmulatorInternalError(AsmevoError):
+    """The emulator itself failed (a Python exception, not an emulated fault): the
+    layer cannot decide, so this is never a rejection nor an acceptance."""
+
+
+_UNSUPPORTED_MARKS = ("emulator internal error", "has no semantics", "is not emulated", "cannot be emulated", "not emulated yet",
                       "not supported by the emulator")
 
 
@@ -176,15 +181,23 @@ def _run(module: Module, kernel: str, harness: dict, inputs: dict, limit: int | 
     if limit is not None:
         launch.max_instructions_per_wave = limit
     from ..emu import run_kernel
-    return run_kernel(module, kernel, launch)
+    try:
+        return run_kernel(module, kernel, launch)
+    except AsmevoError:
+        raise
+    except Exception as e:  # noqa: BLE001 - an emulator bug must not decide a verdict
+        raise EmulatorInternalError(f"emulator internal error: {type(e).__name__}: {e}") from e
 
 
 def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None = None,
                  trials: int = 8, seed: int = 0,
-                 tolerance: tuple[float, float] | None = None) -> Verdict:
+                 tolerance: tuple[float, float] | None = None, cache: dict | None = None) -> Verdict:
     """Run both modules on ``trials`` identical launches and compare (see module docstring).
 
     ``harness`` is a loaded harness dict (or a path); its ``kernel`` is run.
+    ``cache``: optional dict reused across calls with the *same* original module
+    and harness (e.g. many candidates of one kernel): the original's results per
+    trial are kept there.
 
     Returns a Verdict: ``accepted``, ``rejected-output-mismatch``,
     ``rejected-stray-write``, ``rejected-emulation-fault``,
@@ -201,8 +214,21 @@ def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None 
     ran = 0
     for t in range(trials):
         inputs, kind = trial_inputs(harness, t, seed)
+        key = (id(orig), id(harness), kernel, t, seed)
         try:
-            ro = _run(orig, kernel, harness, inputs, None)
+            if cache is not None and key in cache:
+                ro = cache[key]
+                if isinstance(ro, AsmevoError):
+                    raise ro
+            else:
+                try:
+                    ro = _run(orig, kernel, harness, inputs, None)
+                except AsmevoError as e:
+                    if cache is not None:
+                        cache[key] = e
+                    raise
+                if cache is not None:
+                    cache[key] = ro
         except AsmevoError as e:
             if _classify(e) == "unsupported":
                 return Verdict(Status.UNKNOWN_UNSUPPORTED, f"the emulator cannot run the original: {e}",

@@ -435,3 +435,59 @@ def sample(mutations: list[Mutation], n: int, seed: int = 0) -> list[Mutation]:
             if by_kind[kind] and len(out) < n:
                 out.append(by_kind[kind].pop())
     return out
+
+
+# ---------------------------------------------------------------------------- evaluation
+
+@dataclass
+class Outcome:
+    """The verifier's answer for one mutation."""
+
+    mutation: Mutation
+    status: str
+    outcome: str
+    layers: dict
+    message: str
+    seconds: float
+
+
+def evaluate(original: Module, mutations: list[Mutation], *, harness: dict | None = None,
+             trials: int = 3, seed: int = 0, timeout_ms: int = 5000) -> list[Outcome]:
+    """Verify every mutation against ``original`` (level ``all`` with a harness, else ``z3``)."""
+    import time
+    from .driver import verify
+    cache: dict = {}
+    out = []
+    for m in mutations:
+        t = time.perf_counter()
+        v = verify(original, m.module, harness=harness, level="all" if harness else "z3",
+                   trials=trials, seed=seed, timeout_ms=timeout_ms, diff_cache=cache)
+        out.append(Outcome(m, v.status.value, v.outcome, dict(v.layers), v.message,
+                           time.perf_counter() - t))
+    return out
+
+
+def summarize(outcomes: list[Outcome]) -> dict:
+    """Rates and per-layer breakdown.
+
+    Returns ``{"changing": {...}, "preserving": {...}}`` with counts per outcome,
+    per status, per kind, the rates (changing: rejected-or-unknown; preserving:
+    accepted) and the mutations that missed the target.
+    """
+    res: dict = {}
+    for label, want in (("changing", True), ("preserving", False)):
+        xs = [o for o in outcomes if o.mutation.changing == want]
+        by_status: dict = {}
+        by_kind: dict = {}
+        for o in xs:
+            by_status[o.status] = by_status.get(o.status, 0) + 1
+            k = by_kind.setdefault(o.mutation.kind, {"accepted": 0, "rejected": 0, "unknown": 0})
+            k[o.outcome] += 1
+        good = [o for o in xs if (o.outcome != "accepted") == want]
+        bad = [o for o in xs if (o.outcome != "accepted") != want]
+        res[label] = {"n": len(xs), "good": len(good),
+                      "rate": (len(good) / len(xs)) if xs else None,
+                      "by_status": dict(sorted(by_status.items())), "by_kind": by_kind,
+                      "misses": [f"{o.mutation.describe()} => {o.status}: {o.message[:160]}"
+                                 for o in bad]}
+    return res
