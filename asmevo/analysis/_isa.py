@@ -160,7 +160,7 @@ _SCC_DEF_SALU = re.compile(
     r"not|abs|absdiff|cmp|cmpk|bitcmp|bcnt|quadmask|wqm|addk|lshl[1-4]_add|and_saveexec|"
     r"or_saveexec|xor_saveexec|andn2_saveexec|orn2_saveexec|nand_saveexec|nor_saveexec|"
     r"xnor_saveexec|andn1|orn1|andn1_saveexec|orn1_saveexec|andn2_wrexec|andn1_wrexec|"
-    r"mul_hi|set_gpr_idx_on)")
+    r"set_gpr_idx_on)")
 _SCC_USE_SALU = re.compile(r"^s_(addc|subb|cselect|cmov|cmovk|cbranch_scc)")
 _CARRY_VALU = re.compile(r"^v_(add|sub|subrev)(_co)?_u32|^v_(addc|subb|subbrev)_co_u32|"
                          r"^v_mad_(u64_u32|i64_i32)|^v_div_scale")
@@ -250,8 +250,7 @@ def _roles_fallback(inst, f: Facts) -> tuple[list, list, list]:
                     "v_subrev_u32")):
             defs, uses = ops[:2], ops[2:]
         partial = []
-        if f.sdwa and (inst.mod("dst_sel", "DWORD") != "DWORD"
-                       or inst.mod("dst_unused") == "UNUSED_PRESERVE"):
+        if f.sdwa and inst.mod("dst_unused") == "UNUSED_PRESERVE":
             partial = defs[:1]
             defs = defs[1:]
         osel = inst.mod("op_sel")
@@ -309,32 +308,26 @@ def _implicit(inst, f: Facts) -> tuple[tuple, tuple]:
 
 
 def _roles_isa(inst):
-    """(defs, uses, partial, implicit defs, implicit uses) from asmevo.isa, or None."""
+    """(def ops, use ops, partial ops, implicit defs, implicit uses) from :mod:`asmevo.isa`,
+    or ``None`` when the table is absent or does not know the mnemonic."""
     if _isa_mod is None or _info(inst) is None:
         return None
     try:
-        dops = list(_isa_mod.def_operands(inst))
-        uops = list(_isa_mod.use_operands(inst))
+        roles = _isa_mod.operand_roles(inst)
         idefs = tuple(_isa_mod.implicit_defs(inst))
         iuses = tuple(_isa_mod.implicit_uses(inst))
     except Exception:
         return None
-
-    def conv(xs):
-        out = []
-        for x in xs:
-            if isinstance(x, int):
-                x = inst.operands[x]
-            if isinstance(x, tuple) and x and isinstance(x[0], str):
-                out.append(x)
-            else:
-                out.extend(reg_units(x))
-        return tuple(out)
-
-    return conv(dops), conv(uops), conv(idefs), conv(iuses)
+    d = [o for o, r in zip(inst.operands, roles) if r == "def"]
+    u = [o for o, r in zip(inst.operands, roles) if r == "use"]
+    p = [o for o, r in zip(inst.operands, roles) if r == "defuse"]
+    return d, u, p, idefs, iuses
 
 
 _CACHE: dict = {}
+#: read operand roles from asmevo.isa when available (False: mnemonic fallback only; tests
+#: compare the two)
+USE_ISA_TABLE = True
 
 
 def _info(inst):
@@ -357,15 +350,30 @@ def facts(inst) -> Facts:
     info = _info(inst)
     if info is not None:
         for attr, name in (("is_xdl", "xdl"), ("is_dgemm", "dgemm"), ("is_trans", "trans"),
-                           ("is_dot", "dot")):
+                           ("is_dot", "dot"), ("is_dpp", "dpp"), ("is_sdwa", "sdwa")):
             v = getattr(info, attr, None)
             if isinstance(v, bool):
                 setattr(f, name, v)
         p = getattr(info, "passes", None)
         if isinstance(p, int) and p > 0 and f.mfma:
             f.passes = p
-    dops, uops, pops = _roles_fallback(inst, f)
-    idefs, iuses = _implicit(inst, f)
+    isa_roles = _roles_isa(inst) if USE_ISA_TABLE else None
+    if isa_roles is not None:
+        dops, uops, pops, idefs, iuses = isa_roles
+        b = _base_mnemonic(inst.opcode)
+        # tied accumulators (v_fmac, v_dot2c, SMFMAC srcC = vdst) read their destination
+        if _TIED_DST.match(b) or b.startswith("v_smfmac"):
+            # "defuse" here is a tied operand: read, then written in full
+            tied = pops[:1] or dops[:1]
+            pops = [o for o in pops if o not in tied]
+            dops = tied + [o for o in dops if o not in tied]
+            uops = list(uops) + tied
+        # d16 loads write half of the VGPR; v_writelane one lane (old value kept)
+        if ("d16" in b and (f.vmem or f.flat or f.ds)) or b.startswith("v_writelane"):
+            pops, dops = pops + dops[:1], dops[1:]
+    else:
+        dops, uops, pops = _roles_fallback(inst, f)
+        idefs, iuses = _implicit(inst, f)
     partial = _units(pops)
     defs = tuple(dict.fromkeys(_units(dops) + idefs))
     uses = tuple(dict.fromkeys(_units(uops) + iuses + partial))
