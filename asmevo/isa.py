@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from .errors import AsmSyntaxError
 from .ir.operands import Expr, Imm, Label, Operand, base_of
 
 _JSON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -116,6 +117,21 @@ class InstrInfo:
         return self.branch is not None and self.branch != "trap"
 
 
+class UnknownInstructionError(AsmSyntaxError, KeyError):
+    """A mnemonic that is not in the gfx942 table (also a :class:`KeyError`)."""
+
+    def __str__(self) -> str:
+        return AsmSyntaxError.__str__(self)
+
+
+def _info_or_raise(inst) -> InstrInfo:
+    info = inst.info if hasattr(inst, "info") else lookup(inst.opcode)
+    if info is None:
+        raise UnknownInstructionError(f"unknown gfx942 instruction {inst.opcode!r}",
+                                      line=getattr(inst, "line", None))
+    return info
+
+
 def _operand_infos(items) -> tuple[OperandInfo, ...]:
     return tuple(OperandInfo(o["name"], o["role"], o["cls"], o["width"]) for o in items)
 
@@ -180,7 +196,10 @@ def aliases() -> dict[str, str]:
 # operand roles with modifiers
 # ---------------------------------------------------------------------------
 
-_FULL_DPP = re.compile(r"^(quad_perm|row_mirror|row_half_mirror|row_newbcast)")
+#: DPP controls that never read an invalid (out-of-range) source lane.
+_FULL_DPP = re.compile(r"^(quad_perm|row_mirror|row_half_mirror|row_newbcast|row_ror|wave_rol"
+                       r"|wave_ror)")
+_HALF_RESULT = re.compile(r"_(f16|i16|u16|b16)$")
 
 
 def _template(inst, info: InstrInfo) -> tuple[OperandInfo, ...]:
@@ -205,13 +224,12 @@ def operand_roles(inst) -> list[str]:
     * SDWA with ``dst_unused:UNUSED_PRESERVE`` keeps the rest of ``vdst``;
     * VOP3 ``op_sel`` with the destination bit set writes the high half only.
 
-    Unknown mnemonics raise :class:`KeyError`.
+    Unknown mnemonics raise :class:`UnknownInstructionError` (an
+    :class:`~asmevo.errors.AsmSyntaxError` and a :class:`KeyError`).
     Source: LLVM BUFInstructions.td / FLATInstructions.td (``_RTN`` forms),
     VOP1/VOP2 DPP ``$old`` operand, SDWA ``dst_unused`` (CDNA3 ISA guide, "SDWA").
     """
-    info = inst.info if hasattr(inst, "info") else lookup(inst.opcode)
-    if info is None:
-        raise KeyError(f"unknown instruction {inst.opcode!r}")
+    info = _info_or_raise(inst)
     n = len(inst.operands)
     fam = info.family
     if fam == "MUBUF" and info.mem is not None and info.mem.kind == "load" and inst.has_mod("lds"):
@@ -235,18 +253,20 @@ def operand_roles(inst) -> list[str]:
     if info.is_sdwa and roles[0] == "def":
         if str(inst.mod("dst_unused", "")).upper() == "UNUSED_PRESERVE":
             roles[0] = "defuse"
-    if info.family == "VOP3" and roles[0] == "def":
+    if info.family == "VOP3" and roles[0] == "def" and _HALF_RESULT.search(info.base):
         sel = inst.mod("op_sel")
-        if isinstance(sel, tuple) and sel and sel[-1] in (1, True) and len(sel) == 4:
-            roles[0] = "defuse"
+        nsrc = sum(1 for o in info.operands if o.name.startswith("src"))
+        if isinstance(sel, tuple) and len(sel) == nsrc + 1 and sel[-1] in (1, True):
+            roles[0] = "defuse"     # op_sel dst bit: write the high half, keep the low
     return roles
 
 
 def def_operands(inst) -> list[Operand]:
     """Operands ``inst`` writes (role ``def`` or ``defuse``), in operand order.
 
-    Implicit registers are not included (see :func:`implicit_defs`).  Raises
-    :class:`KeyError` for an unknown mnemonic.
+    Implicit registers are not included (see :func:`implicit_defs`); printed
+    fixed registers are (``vcc`` of ``v_cmp_*_e32``).  Raises
+    :class:`UnknownInstructionError` for an unknown mnemonic.
     """
     return [op for op, r in zip(inst.operands, operand_roles(inst)) if r != "use"]
 
@@ -254,7 +274,7 @@ def def_operands(inst) -> list[Operand]:
 def use_operands(inst) -> list[Operand]:
     """Operands ``inst`` reads (role ``use`` or ``defuse``), in operand order,
     including immediates/labels (their :func:`~asmevo.ir.operands.reg_units` is
-    empty).  Raises :class:`KeyError` for an unknown mnemonic."""
+    empty).  Raises :class:`UnknownInstructionError` for an unknown mnemonic."""
     return [op for op, r in zip(inst.operands, operand_roles(inst)) if r != "def"]
 
 
@@ -286,6 +306,31 @@ def implicit_uses(inst) -> tuple[tuple, ...]:
         if ("m0",) not in units:
             units.append(("m0",))
     return tuple(units)
+
+
+def counters(inst) -> tuple[str, ...]:
+    """Waitcnt counters ``inst`` increments (``"vmcnt"``, ``"lgkmcnt"``, ``"expcnt"``):
+    the record's counters, plus ``expcnt`` for DS with ``gds`` (GDS_GPR_LOCK).
+    Source: SIInsertWaitcnts.cpp (ISA_NOTES section 8).  ``()`` when unknown."""
+    info = inst.info if hasattr(inst, "info") else lookup(inst.opcode)
+    if info is None:
+        return ()
+    if info.is_ds and inst.has_mod("gds") and "expcnt" not in info.counters:
+        return info.counters + ("expcnt",)
+    return info.counters
+
+
+def writes_lds(inst) -> bool:
+    """True when ``inst`` writes LDS: DS stores/atomics and LDS-DMA loads
+    (``buffer_load_* ... lds``, ``global_load_lds_*``, ``scratch_load_lds_*``)."""
+    info = inst.info if hasattr(inst, "info") else lookup(inst.opcode)
+    if info is None:
+        return False
+    if info.is_lds_dma or (info.family == "MUBUF" and info.mem is not None
+                           and info.mem.kind == "load" and inst.has_mod("lds")):
+        return True
+    return info.is_ds and info.mem is not None and info.mem.space in ("lds", "gds") \
+        and info.mem.kind in ("store", "atomic") and not inst.has_mod("gds")
 
 
 # ---------------------------------------------------------------------------
@@ -399,6 +444,7 @@ def records() -> Iterable[InstrInfo]:
     return (recs[k] for k in sorted(recs))
 
 
-__all__ = ["InstrInfo", "OperandInfo", "MemInfo", "lookup", "all_mnemonics", "aliases",
+__all__ = ["InstrInfo", "OperandInfo", "MemInfo", "UnknownInstructionError", "lookup",
+           "counters", "writes_lds", "all_mnemonics", "aliases",
            "operand_roles", "def_operands", "use_operands", "implicit_defs", "implicit_uses",
            "encoded_size", "is_inline_constant", "operand_type", "records"]

@@ -283,6 +283,21 @@ def test_memory_counters_branches_and_flags():
     assert L("v_add_f32_dpp").family == "VOP2" and L("v_add_f32_dpp").variant == "dpp"
 
 
+def test_dynamic_counters_lds_and_unknown():
+    assert isa.counters(_parse("ds_add_u32 v0, v1 gds")) == ("lgkmcnt", "expcnt")
+    assert isa.counters(_parse("ds_add_u32 v0, v1")) == ("lgkmcnt",)
+    assert isa.writes_lds(_parse("buffer_load_dword v2, s[4:7], 0 offen lds"))
+    assert not isa.writes_lds(_parse("buffer_load_dword v1, v2, s[4:7], 0 offen"))
+    assert isa.writes_lds(_parse("ds_write_b32 v0, v1")) and not isa.writes_lds(_parse("ds_read_b32 v0, v1"))
+    # VOP3 op_sel destination bit on a 16-bit result writes the high half only
+    assert isa.operand_roles(_parse("v_mad_f16 v0, v1, v2, v3 op_sel:[0,0,0,1]"))[0] == "defuse"
+    assert isa.operand_roles(_parse("v_mad_f16 v0, v1, v2, v3"))[0] == "def"
+    with pytest.raises(isa.UnknownInstructionError):
+        isa.def_operands(Instruction("v_not_real", [Reg("v", 0)]))
+    with pytest.raises(KeyError):
+        isa.use_operands(Instruction("v_not_real", [Reg("v", 0)]))
+
+
 def test_special_vcc_operand_in_unit_terms():
     from asmevo.ir.operands import reg_units
     inst = Instruction("v_cmp_eq_f32_e32", [Special("vcc"), Reg("v", 1), Reg("v", 2)])
