@@ -26,10 +26,11 @@ BUILTIN = {
     "scratch-forward": "scratch_forward:ScratchForward",
     "peephole": "peephole:Peephole",
     "redundant-move": "redundant_move:RedundantMove",
+    "sched": "sched:Schedule",
 }
 
 #: The ``default`` pipeline (the text it expands to; see docs/passes.md).
-DEFAULT_PIPELINE = ("kernel(scratch-forward,redundant-move,copy-prop,peephole,dce,"
+DEFAULT_PIPELINE = ("kernel(scratch-forward,redundant-move,copy-prop,peephole,dce,sched,"
                     "waitcnt-relax,nop-trim)")
 
 
