@@ -25,7 +25,8 @@ from asmevo.verify.mutate import evaluate, generate, sample, summarize
 KERNELS = ["vadd_f32", "vmul_f32", "relu_f32", "leaky_relu_f32", "clamp_f32", "int_bitops_u32",
            "row_sum", "row_max", "transpose_lds", "gather_scatter_f32", "fused_linear_relu",
            "bf16_pack", "fp16_axpy_h2", "daxpy_f64", "sigmoid_f32", "matvec", "conv1d",
-           "scan_inclusive_i32", "vadd_f32_O1", "softmax_row"]
+           "scan_inclusive_i32", "vadd_f32_O1", "softmax_row", "layernorm", "gelu_tanh_f32",
+           "histogram_atomic", "sgemm_naive", "conv2d_3x3"]
 
 
 def run_mutations(corpus_dir, per_kernel_changing: int, per_kernel_preserving: int, seed: int = 1):
@@ -63,8 +64,10 @@ def small(corpus_dir):
 
 
 @pytest.fixture(scope="module")
-def full(corpus_dir):
-    return run_mutations(corpus_dir, 28, 14)
+def full(corpus_dir, request):
+    if "slow" not in (request.config.getoption("-m") or ""):
+        pytest.skip("the full mutation run takes minutes: run with -m slow")
+    return run_mutations(corpus_dir, 28, 24)
 
 
 def test_changing_edits_never_accepted(small):
