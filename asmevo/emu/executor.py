@@ -841,6 +841,50 @@ def compile_lane(inst, spec, ctx, nxt):
     raise CompileError(name)
 
 
+_GPR_IDX = {"SRC0": 1, "SRC1": 2, "SRC2": 4, "DST": 8}
+
+
+def _gpr_idx_bits(op) -> int:
+    b = base_of(op)
+    if isinstance(b, Func) and b.name == "gpr_idx":
+        return sum(_GPR_IDX[str(a).upper()] for a in b.args)
+    if isinstance(b, Imm):
+        return int(b.value) & 0xF
+    raise CompileError("expected gpr_idx(...)")
+
+
+def _indexed(inst, spec, ctx, nxt, comp):
+    """A VALU instruction inside s_set_gpr_idx_on/off: VGPR operands named by the
+    M0[15:12] mode bits are offset by M0[7:0] at run time (compiled once per offset)."""
+    cache = {}
+    plain = comp(inst, spec, ctx, nxt)
+    nd = len(spec.dst) if spec.kind != "vopc" else 1
+
+    def shifted(off, modes):
+        ops = list(inst.operands)
+        for k, op in enumerate(ops):
+            if k < nd:
+                on = modes & 8
+            else:
+                on = modes & (1 << min(k - nd, 2))
+            b = base_of(op)
+            if on and isinstance(b, Reg) and b.file == "v":
+                nb = Reg("v", b.index + off, b.count)
+                ops[k] = Src(nb, op.neg, op.abs, op.sext, op.style) if isinstance(op, Src) else nb
+        return comp(inst.evolve(operands=ops), spec, ctx, nxt)
+
+    def run(wv):
+        if wv.gpr_idx is None:
+            return plain(wv)
+        m0 = wv.s.item(M0)
+        key = m0 & 0xF0FF
+        f = cache.get(key)
+        if f is None:
+            f = cache[key] = shifted(m0 & 0xFF, (m0 >> 12) & 0xF)
+        return f(wv)
+    return run
+
+
 def compile_sys(inst, spec, ctx, nxt):
     name = spec.name
     ops = inst.operands
@@ -876,8 +920,30 @@ def compile_sys(inst, spec, ctx, nxt):
             wv.mode = new
             return nxt
         return run
-    if name == "s_set_gpr_idx_on" or name == "s_set_gpr_idx_off" or name == "s_set_gpr_idx_mode":
-        raise CompileError(f"{name} (VGPR indexing) is not emulated yet")
+    if name == "s_set_gpr_idx_on":
+        # M0[7:0] = index, M0[15:12] = enabled operands; VGPR indexing on (CDNA3 ISA guide,
+        # "VGPR indexing"); the indexed VALU instructions are compiled in Program._compile
+        src = sreader(ops[0], "u32")
+        bits = _gpr_idx_bits(ops[1])
+
+        def run(wv):
+            m0 = wv.s.item(M0)
+            wv.s[M0] = (m0 & 0xFFFF0F00) | (int(src(wv)) & 0xFF) | (bits << 12)
+            wv.gpr_idx = True
+            return nxt
+        return run
+    if name == "s_set_gpr_idx_off":
+        def run(wv):
+            wv.gpr_idx = None
+            return nxt
+        return run
+    if name == "s_set_gpr_idx_mode":
+        bits = _gpr_idx_bits(ops[0])
+
+        def run(wv):
+            wv.s[M0] = (wv.s.item(M0) & 0xFFFF0FFF) | (bits << 12)
+            return nxt
+        return run
     if name in ("s_memtime", "s_memrealtime"):
         wr = swriter(ops[0], "b64")
         return lambda wv: (wr(wv, np.array([wv.count], U64)), nxt)[1]
@@ -973,6 +1039,26 @@ def compile_smem(inst, spec, ctx, nxt):
     is_buf = spec.extra.get("buffer")
     di = _sgpr_index(dst)
     n = size // 4
+    if spec.extra.get("store") or spec.extra.get("atomic"):
+        aop = spec.extra.get("atomic")
+        ret = inst.has_mod("glc") or inst.has_mod("sc0")
+
+        def run(wv):
+            base = wv.s.item(base_i) | (wv.s.item(base_i + 1) << 32)
+            off = int(off_r(wv)[0])
+            addr = (base + off + off_imm) & ~3 & ((1 << 64) - 1)
+            a = np.array([addr], U64)
+            if aop is None:
+                data = wv.s[di:di + n].copy().view(U8).reshape(1, size)
+                mem.write(a, data, np.array([0]))
+                return nxt
+            old = int.from_bytes(mem.read_scalar(addr, 4), "little")
+            new = _atomic_apply(aop, old, wv.s.item(di))
+            mem.write(a, np.frombuffer(new.to_bytes(4, "little"), U8).reshape(1, 4), np.array([0]))
+            if ret:
+                wv.s[di] = old
+            return nxt
+        return run
 
     def run(wv):
         if is_buf:
@@ -1695,6 +1781,7 @@ class Program:
         addresses = [i.address for i in self.insts]
         self.ctx = Context(mem, labels, addresses)
         self.code = []
+        self._gpr_idx = False
         for n, inst in enumerate(self.insts):
             self.code.append(self._compile(inst, n + 1))
         self.code.append(_failing(f"kernel {kernel.name}: execution ran past the last instruction "
@@ -1708,7 +1795,13 @@ class Program:
         comp = COMPILERS.get(spec.kind)
         if comp is None:
             return _failing(where + f"instruction '{inst.text()}' (kind {spec.kind}) is not emulated")
+        if spec.name == "s_set_gpr_idx_on":
+            self._gpr_idx = True
+        elif spec.name == "s_set_gpr_idx_off":
+            self._gpr_idx = False
         try:
+            if self._gpr_idx and spec.kind in ("valu", "vopc", "vop3p"):
+                return _indexed(inst, spec, self.ctx, nxt, comp)
             return comp(inst, spec, self.ctx, nxt)
         except CompileError as e:
             return _failing(where + f"instruction '{inst.text()}' cannot be emulated: {e}")

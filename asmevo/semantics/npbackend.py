@@ -227,6 +227,9 @@ class NumpyBackend(Backend):
         s = _S[_w(a)]
         return a.view(s) >= b.view(s)
 
+    def lane_id(self):
+        return _LANE_IDS
+
     def true(self):
         return self.const(1, 1)
 
@@ -481,4 +484,6 @@ def _fma64(a, b, c):
     return out.view(np.uint64)
 
 
+_LANE_IDS = np.arange(64, dtype=np.uint32)
+_LANE_IDS.setflags(write=False)
 NP = NumpyBackend()

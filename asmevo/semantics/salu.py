@@ -160,6 +160,9 @@ S("s_bfe_u32", "u32", "u32 u32", _s_bfe(False, 32))
 S("s_bfe_i32", "i32", "i32 u32", _s_bfe(True, 32))
 S("s_bfe_u64", "u64", "u64 u32", _s_bfe(False, 64))
 S("s_bfe_i64", "i64", "i64 u32", _s_bfe(True, 64))
+S("s_bfm_b64", "b64", "u32 u32",
+  lambda B, a, b: B.shl(B.sub(B.shl(c(B, 1, 64), B.zext(B.and_(a, c(B, 63, 32)), 64)), c(B, 1, 64)),
+                        B.zext(B.and_(b, c(B, 63, 32)), 64)), imp_out="")
 S("s_bfm_b32", "b32", "u32 u32",
   lambda B, a, b: B.shl(B.sub(B.shl(c(B, 1, 32), B.and_(a, c(B, 31, 32))), c(B, 1, 32)),
                         B.and_(b, c(B, 31, 32))), imp_out="")

@@ -68,6 +68,14 @@ for sz in ("dword", "dwordx2", "dwordx3", "dwordx4", "ubyte", "sbyte", "ushort",
 for sz in ("dword", "dwordx2", "dwordx3", "dwordx4", "byte", "short"):
     K(f"buffer_store_{sz}", "mubuf", size=_SIZES[sz], load=False)
 K("buffer_store_short_d16_hi", "mubuf", size=2, load=False, d16_hi=True)
+for n, sz, hi, sg in (("ubyte_d16", 1, False, False), ("ubyte_d16_hi", 1, True, False),
+                      ("sbyte_d16", 1, False, True), ("sbyte_d16_hi", 1, True, True),
+                      ("short_d16", 2, False, False), ("short_d16_hi", 2, True, False)):
+    K(f"buffer_load_{n}", "mubuf", size=sz, load=True, d16=True, d16_hi=hi, signed=sg)
+for sz in ("dword", "dwordx2", "dwordx4"):
+    K(f"s_store_{sz}", "smem", size=_SIZES[sz], store=True)
+K("s_atomic_inc", "smem", size=4, atomic="inc")
+K("s_atomic_add", "smem", size=4, atomic="add")
 K("buffer_store_byte_d16_hi", "mubuf", size=1, load=False, d16_hi=True)
 for op in ("add", "sub", "swap", "cmpswap", "smin", "umin", "smax", "umax", "and", "or", "xor",
            "add_f32", "pk_add_f16"):

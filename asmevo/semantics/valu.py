@@ -373,6 +373,29 @@ for _t, _s in (("u32", False), ("i32", True)):
 V("v_sad_u32", "u32", "u32 u32 u32",
   lambda B, a, b, d: B.add(B.sub(B.umax(a, b), B.umin(a, b)), d))
 
+def _mbcnt(hi):
+    """V_MBCNT_{LO,HI}_U32_B32: count of set bits of S0 below this lane (low or high
+    32 lanes) plus S1."""
+    def f(B, a, b):
+        ln = B.lane_id()
+        one = _u32(B, 1)
+        if hi:
+            below = B.select(B.ult(ln, _u32(B, 32)), _u32(B, 0),
+                             B.sub(B.shl(one, B.and_(ln, _u32(B, 31))), one))
+        else:
+            below = B.select(B.ult(ln, _u32(B, 32)), B.sub(B.shl(one, B.and_(ln, _u32(B, 31))), one),
+                             _u32(B, 0xFFFFFFFF))
+        return B.add(B.popcount(B.and_(a, below)), b)
+    return f
+
+
+V("v_mbcnt_lo_u32_b32", "u32", "b32 u32", _mbcnt(False))
+V("v_mbcnt_hi_u32_b32", "u32", "b32 u32", _mbcnt(True))
+V("v_rcp_iflag_f32", "f32", "f32", lambda B, a: B.frcp(a))
+V("v_cvt_off_f32_i4", "f32", "u32",
+  lambda B, a: B.fmul(B.i2f(B.ashr(B.shl(a, _u32(B, 28)), _u32(B, 28)), 32, True),
+                      c(B, 0x3D800000, 32)))  # sext(S0[3:0]) * 1/16
+
 # ---------------------------------------------------------------- packed (VOP3P element functions)
 P("v_pk_fma_f16", "f16", "f16 f16 f16", lambda B, a, b, d: B.ffma(a, b, d))
 P("v_pk_add_f16", "f16", "f16 f16", lambda B, a, b: B.fadd(a, b))

@@ -25,6 +25,7 @@ integers   const(v, bits) width(x) add sub mul mulhi_u mulhi_s and_ or_ xor not_
            byte_select(x64, sel32) (V_PERM_B32 byte selection, see below)
 compare    eq ne ult ule ugt uge slt sle sgt sge -> bool
 booleans   true() false() band bor bxor bnot select(c, a, b) b2i(c, bits)
+lanes      lane_id() (u32: the lane's index 0..63; uniform code never calls it)
 float      fadd fsub fmul ffma fmin fmax (IEEE-mode minNum/maxNum) fcmp(pred, a, b)
            fsqrt frcp frsq fexp2 flog2 fsin fcos (revolutions) ffloor fceil ftrunc
            frndne ffract fldexp(a, e_i32) ffrexp_mant ffrexp_exp(-> i32)

@@ -56,6 +56,11 @@ class Z3Backend(Backend):
             raise ValueError("float_mode must be 'fp' or 'uf'")
         self.float_mode = float_mode
         self._funcs: dict = {}
+        self.lane = z3.BitVec("lane", 6)
+
+    def lane_id(self):
+        """The generic lane's index (the symbolic executor's ``lane`` variable)."""
+        return z3.ZeroExt(26, self.lane)
 
     # -- helpers -------------------------------------------------------------
     def uf(self, name: str, *args, ret_bits: int | None = None, ret_bool: bool = False):
@@ -444,7 +449,8 @@ class SymState:
         self.regs: dict = {}
         self.initial: dict = {}
         self.written: set = set()
-        self.lane = z3.BitVec(prefix + "lane", 6)
+        self.lane = B.lane if not prefix else z3.BitVec(prefix + "lane", 6)
+        B.lane = self.lane
         self.lmview: dict = {}  # (lo unit, hi unit) -> (lo term, hi term, generic-lane Bool)
         self.mem = {"global": z3.Array(prefix + "global", z3.BitVecSort(64), z3.BitVecSort(8)),
                     "lds": z3.Array(prefix + "lds", z3.BitVecSort(32), z3.BitVecSort(8)),

@@ -200,3 +200,33 @@ def test_runaway_loop_is_stopped(snippet):
     s = snippet([".L0:", "s_branch .L0"])
     with pytest.raises(EmuError, match="runaway"):
         s.run()
+
+
+def test_gpr_idx_indexing(snippet):
+    s = snippet(["s_mov_b32 s2, 3", "s_set_gpr_idx_on s2, gpr_idx(SRC0)", "v_mov_b32_e32 v1, v10",
+                 "s_set_gpr_idx_off", "v_mov_b32_e32 v2, v10",
+                 "s_set_gpr_idx_on 2, gpr_idx(DST)", "v_mov_b32_e32 v20, v10", "s_set_gpr_idx_off"])
+    for r in range(10, 14):
+        s.w.v[r] = r * 100
+    s.run()
+    assert (s.w.v[1] == 1300).all() and (s.w.v[2] == 1000).all()
+    assert (s.w.v[22] == 1000).all() and (s.w.v[20] == 0).all()
+
+
+def test_mbcnt_lane_ids(snippet):
+    s = snippet(["v_mbcnt_lo_u32_b32 v1, -1, 0", "v_mbcnt_hi_u32_b32 v1, -1, v1",
+                 "s_mov_b32 s4, 0x55555555", "v_mbcnt_lo_u32_b32 v2, s4, 0"])
+    s.run()
+    assert np.array_equal(s.w.v[1], LANES)
+    assert np.array_equal(s.w.v[2], np.minimum((LANES + 1) // 2, 16))
+
+
+def test_scalar_store_and_atomic(snippet):
+    s = snippet(["s_store_dword s1, s[2:3], 0x8", "s_atomic_inc s4, s[2:3], 0x0 glc"])
+    base = s.mem.map("buf", np.array([5, 0, 0, 0], np.uint32))
+    s.w.s[2], s.w.s[3] = base & 0xFFFFFFFF, base >> 32
+    s.w.s[1] = 42
+    s.w.s[4] = 100
+    s.run()
+    assert list(s.mem.region("buf").data.view(np.uint32)) == [6, 0, 42, 0]
+    assert s.w.s[4] == 5
