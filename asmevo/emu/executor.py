@@ -858,7 +858,7 @@ def _indexed(inst, spec, ctx, nxt, comp):
     M0[15:12] mode bits are offset by M0[7:0] at run time (compiled once per offset)."""
     cache = {}
     plain = comp(inst, spec, ctx, nxt)
-    nd = len(spec.dst) if spec.kind != "vopc" else 1
+    nd = 1 if spec.kind in ("vopc", "lane") else len(spec.dst)
 
     def shifted(off, modes):
         ops = list(inst.operands)
@@ -1800,7 +1800,7 @@ class Program:
         elif spec.name == "s_set_gpr_idx_off":
             self._gpr_idx = False
         try:
-            if self._gpr_idx and spec.kind in ("valu", "vopc", "vop3p"):
+            if self._gpr_idx and spec.kind in ("valu", "vopc", "vop3p", "lane"):
                 return _indexed(inst, spec, self.ctx, nxt, comp)
             return comp(inst, spec, self.ctx, nxt)
         except CompileError as e:

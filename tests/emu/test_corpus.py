@@ -53,3 +53,21 @@ def test_seeds_change_inputs(corpus_dir):
     a, b = H.make_inputs(h, 0), H.make_inputs(h, 1)
     assert not np.array_equal(a["a"], b["a"])
     assert np.array_equal(a["a"], H.make_inputs(h, 0)["a"])
+
+
+AITER = ["aiter_topksoftmax", "aiter_bwd_odo_fp16", "aiter_bwd_dq_convert_fp16"]
+
+
+@pytest.mark.parametrize("name", AITER)
+def test_aiter_kernels_match_numpy(corpus_dir, name):
+    """Three AITer hand-written kernels launched per corpus/aiter/LAUNCH.md (16-byte kernarg
+    slots, pads as scalars), against numpy references in tests/emu/data/aiter_ref.py."""
+    co_root = corpus_dir / "aiter" / "gfx942"
+    if not co_root.is_dir():
+        pytest.skip("no AITer corpus")
+    h = H.load_harness(os.path.join(os.path.dirname(__file__), "data", name + ".json"))
+    module = load(str(co_root / h["code_object"]))
+    inputs = H.make_inputs(h, 0)
+    res = run_kernel(module, h["kernel"], H.make_launch(h, inputs))
+    errs = H.compare(h, res.outputs, H.reference(h, inputs))
+    assert not errs, errs

@@ -1,0 +1,34 @@
+"""NumPy references for the AITer kernels described in corpus/aiter/LAUNCH.md."""
+
+import numpy as np
+
+
+def topksoftmax(A, batch, expert, topk, renormalize, **_):
+    """MoE gating: softmax over experts, top-k experts per token (descending weight)."""
+    x = A.reshape(batch, expert).astype(np.float64)
+    p = np.exp(x - x.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    idx = np.argsort(-p, axis=1, kind="stable")[:, :topk]
+    w = np.take_along_axis(p, idx, axis=1)
+    if renormalize:
+        w = w / w.sum(axis=1, keepdims=True)
+    return {"T": idx.astype(np.int32).reshape(-1), "W": w.astype(np.float32).reshape(-1)}
+
+
+def bwd_odo(O, dO, head_dim, **_):
+    """FMHA backward pre-pass: D = rowsum(dO * O) per (head, q row), fp32."""
+    o = O.astype(np.float64).reshape(-1, head_dim)
+    do = dO.astype(np.float64).reshape(-1, head_dim)
+    return {"D": (o * do).sum(axis=1).astype(np.float32)}
+
+
+def bwd_dq_convert(dQ_acc, **_):
+    """FMHA backward post-pass: fp32 dQ accumulator -> fp16 dQ, rounded toward zero
+    (the kernel converts with v_cvt_pkrtz_f16_f32)."""
+    x = dQ_acc.astype(np.float32)
+    h = x.astype(np.float16)
+    # step the round-to-nearest result one ulp toward zero where it rounded away from zero
+    away = np.abs(h.astype(np.float64)) > np.abs(x.astype(np.float64))
+    hb = h.view(np.uint16)
+    hb = np.where(away & np.isfinite(x), hb - np.uint16(1), hb).astype(np.uint16)
+    return {"dQ": hb.view(np.float16)}
