@@ -125,6 +125,11 @@ class _ToIR(Transformer):
             return Imm(-v, "-" + b.text)
         return Src(b, neg=True)
 
+    def abs_negconst(self, b):
+        if type(b) is not Imm:
+            raise _LineError(f"'-' inside |...| applies only to a constant, not {b}")
+        return Imm(-b.value, "-" + b.text)
+
     def src_abs(self, b):
         return Src(b, abs=True)
 
