@@ -27,11 +27,12 @@ BUILTIN = {
     "peephole": "peephole:Peephole",
     "redundant-move": "redundant_move:RedundantMove",
     "sched": "sched:Schedule",
+    "regalloc-compact": "regalloc_compact:RegallocCompact",
 }
 
 #: The ``default`` pipeline (the text it expands to; see docs/passes.md).
 DEFAULT_PIPELINE = ("kernel(scratch-forward,redundant-move,copy-prop,peephole,dce,sched,"
-                    "waitcnt-relax,nop-trim)")
+                    "waitcnt-relax,nop-trim,regalloc-compact)")
 
 
 class RegistryError(AsmevoError):

@@ -96,3 +96,30 @@ def test_default_pipeline_on_every_code_object(corpus_dir, tmp_path, capsys):
         if rc != 0:
             failures.append(f"{co.name}: {err}")
     assert failures == []
+
+
+def test_regalloc_compact_on_a_spread_out_corpus_kernel(corpus_dir):
+    """Move vadd_f32's VGPRs (except the work-item ID v0) up by 100, so the kernel
+    needs 112 VGPRs (occupancy 4); regalloc-compact must bring it back to occupancy 8
+    and the emulator must still match the NumPy reference."""
+    from asmevo.emu import harness as H
+    from asmevo.emu import run_kernel
+    from asmevo.frontend.asm_parser import parse_asm
+    from asmevo.ir import Reg
+    from asmevo.passes import run_pipeline
+    m = parse_asm((corpus_dir / "vadd_f32.s").read_text(), "vadd_f32.s")
+    k = m.kernel("vadd_f32")
+    for b in k.blocks:
+        b.instructions = [i.evolve(operands=[
+            Reg("v", o.index + 100, o.count) if isinstance(o, Reg) and o.file == "v"
+            and o.index > 0 else o for o in i.operands]) for i in b.instructions]
+    f = m.amdhsa_kernel("vadd_f32").fields
+    f[".amdhsa_next_free_vgpr"], f[".amdhsa_accum_offset"] = "112", "112"
+    inst = run_pipeline(m, "regalloc-compact", verify_each=True)
+    s = inst.stats["regalloc-compact"]
+    assert (s["occupancy-before"], s["occupancy-after"]) == (4, 8)
+    assert int(f[".amdhsa_next_free_vgpr"]) <= 16
+    h = H.load_harness(str(corpus_dir / "manifest.json"), "vadd_f32")
+    inputs = H.make_inputs(h, 0)
+    res = run_kernel(m, "vadd_f32", H.make_launch(h, inputs))
+    assert H.compare(h, res.outputs, H.reference(h, inputs)) == []
