@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Run the asmevo test suite (installs what it needs first).
-# Tests that need ../shared/corpus are skipped when it is absent.
+#   bash scripts/test.sh            default tier (what CI runs): everything but tests marked slow
+#   bash scripts/test.sh --all      also the slow tier (whole-corpus sweeps, large mutation runs)
+# Extra arguments go to pytest. Tests that need ../shared/corpus are skipped when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec python3 -m pytest -q -p no:cacheprovider "$@" tests
+marker=(-m "not slow")
+if [ "${1:-}" = "--all" ]; then marker=(); shift; fi
+exec python3 -m pytest -q -p no:cacheprovider "${marker[@]}" "$@" tests
