@@ -1098,8 +1098,11 @@ def compile_vmem(inst, spec, ctx, nxt):
         vaddr, data_r = base_of(ops[0]), _regs_of(ops[1])
         saddr = base_of(ops[2]) if len(ops) > 2 else Special("off")
         dst = None
-    if inst.has_mod("lds"):
-        raise CompileError("LDS DMA through FLAT/GLOBAL is not emulated")
+    lds_dma = bool(ex.get("lds"))
+    if lds_dma:
+        vaddr = base_of(ops[0])
+        saddr = base_of(ops[1]) if len(ops) > 1 else Special("off")
+        dst = None
     offset = int(inst.mod("offset", 0))
     s_off = isinstance(saddr, Special) and saddr.name == "off"
     v_off = isinstance(vaddr, Special) and vaddr.name == "off"
@@ -1147,6 +1150,18 @@ def compile_vmem(inst, spec, ctx, nxt):
         return mem.write(a, data, lanes)
 
     d16_hi = ex.get("d16_hi", False)
+    if lds_dma:
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lanes = _active(wv)
+            data = space_read(wv, addr_fn(wv, lanes), lanes)
+            if size < 4:   # sub-dword loads are zero/sign-extended to a dword in LDS
+                data = np.ascontiguousarray(_ext(data, size, ex.get("signed", False))).view(U8).reshape(-1, 4)
+            o = (wv.s.item(M0) & 0xFFFF) + offset + lanes.astype(np.int64) * 4
+            wv.group.lds.write(o, data, lanes)
+            return nxt
+        return run
     words_ok = size % 4 == 0 and not ex.get("d16")
     ndw = size // 4
     if seg == "scratch" and v_off and words_ok:
@@ -1401,9 +1416,10 @@ def compile_mubuf(inst, spec, ctx, nxt):
             if np.count_nonzero(inr):
                 data[inr] = mem.read(a[inr], size, lanes[inr])
             if lds:
-                base = int(wv.s[M0]) & 0xFFFF
-                o = base + ioff + lanes * size if False else base + lanes * size
-                wv.group.lds.write(np.asarray(o, np.int64), data, lanes)
+                # LDS DMA: LDS byte address = M0[15:0] + instruction offset + lane * size (the
+                # immediate offset applies to both addresses; LLVM llvm.amdgcn.raw.buffer.load.lds)
+                o = (wv.s.item(M0) & 0xFFFF) + ioff + lanes.astype(np.int64) * size
+                wv.group.lds.write(o, data, lanes)
             else:
                 _load_into(wv, dst_or_data, data, lanes, spec)
         else:

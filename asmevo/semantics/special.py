@@ -54,6 +54,10 @@ for seg in ("flat", "global", "scratch"):
                           ("sbyte_d16", 1, False, True), ("sbyte_d16_hi", 1, True, True),
                           ("short_d16", 2, False, False), ("short_d16_hi", 2, True, False)):
         K(f"{seg}_load_{n}", "vmem", size=sz, seg=seg, load=True, d16=True, d16_hi=hi, signed=sg)
+    if seg == "global":
+        for sz in ("dword", "ubyte", "sbyte", "ushort", "sshort"):
+            K(f"global_load_lds_{sz}", "vmem", size=_SIZES[sz], seg=seg, load=True, lds=True,
+              signed=sz in ("sbyte", "sshort"))
     if seg != "scratch":
         for op in ("add", "sub", "swap", "cmpswap", "smin", "umin", "smax", "umax", "and", "or",
                    "xor", "inc", "dec", "add_f32", "add_f64", "min_f64", "max_f64", "pk_add_f16",

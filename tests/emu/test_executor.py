@@ -230,3 +230,23 @@ def test_scalar_store_and_atomic(snippet):
     s.run()
     assert list(s.mem.region("buf").data.view(np.uint32)) == [6, 0, 42, 0]
     assert s.w.s[4] == 5
+
+
+def test_lds_dma_buffer_and_global(snippet):
+    """LDS DMA: LDS byte address = M0 + instruction offset + lane * 4 (the immediate offset
+    applies to both the memory and the LDS address)."""
+    s = snippet(["s_mov_b32 m0, 0x100", "buffer_load_dword v1, v0, s[4:7], 0 offen offset:4 lds",
+                 "s_mov_b32 m0, 0x400", "global_load_lds_dword v[2:3], off offset:8",
+                 "v_lshlrev_b32_e32 v5, 2, v0", "ds_read_b32 v6, v5 offset:0x104",
+                 "ds_read_b32 v7, v5 offset:0x408"], lds=4096)
+    data = np.arange(128, dtype=np.uint32) * 3
+    base = s.mem.map("buf", data)
+    s.w.s[4], s.w.s[5], s.w.s[6], s.w.s[7] = base & 0xFFFFFFFF, base >> 32, 512, 0x00027000
+    s.w.v[0] = LANES                       # buffer byte offsets 0..63 (unaligned reads)
+    s.w.v[2] = (base + LANES * 4) & 0xFFFFFFFF
+    s.w.v[3] = base >> 32
+    s.run()
+    raw = data.view(np.uint8)
+    want = np.array([int.from_bytes(raw[i + 4:i + 8].tobytes(), "little") for i in range(64)])
+    assert np.array_equal(s.w.v[6], want)
+    assert np.array_equal(s.w.v[7], data[2:66])
