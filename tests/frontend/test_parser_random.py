@@ -22,22 +22,24 @@ from asmevo.frontend.asm_parser import parse_instruction
 from asmevo.ir import print_instruction
 from asmevo.llvm import MCPU, TRIPLE
 
-# (prefix value, prefix bit count) of gfx9 encodings (CDNA3 ISA guide, "Microcode formats").
+# (prefix value, prefix bit count, mask of the remaining dword-0 bits left random) of gfx9
+# encodings (CDNA3 ISA guide, "Microcode formats").  The memory formats keep their
+# high reserved/acc bits clear, else almost every random word is an invalid encoding.
 PREFIXES = [
-    (0b10, 2),          # SOP2
-    (0b1011, 4),        # SOPK
-    (0b101111101, 9),   # SOP1
-    (0b101111110, 9),   # SOPC
-    (0b101111111, 9),   # SOPP
-    (0b110000, 6),      # SMEM
-    (0b0, 1),           # VOP2
-    (0b0111111, 7),     # VOP1
-    (0b0111110, 7),     # VOPC
-    (0b110100, 6),      # VOP3 / VOP3P
-    (0b110110, 6),      # DS
-    (0b110111, 6),      # FLAT / GLOBAL / SCRATCH
-    (0b111000, 6),      # MUBUF
-    (0b111010, 6),      # MTBUF
+    (0b10, 2, ~0),              # SOP2
+    (0b1011, 4, ~0),            # SOPK
+    (0b101111101, 9, ~0),       # SOP1
+    (0b101111110, 9, ~0),       # SOPC
+    (0b101111111, 9, ~0),       # SOPP
+    (0b110000, 6, 0x03FFFFFF),  # SMEM
+    (0b0, 1, ~0),               # VOP2
+    (0b0111111, 7, ~0),         # VOP1
+    (0b0111110, 7, ~0),         # VOPC
+    (0b110100, 6, ~0),          # VOP3 / VOP3P / MAI
+    (0b110110, 6, 0x01FEFFFF),  # DS
+    (0b110111, 6, 0x01FFFFFF),  # FLAT / GLOBAL / SCRATCH
+    (0b111000, 6, 0x01FFFFFF),  # MUBUF
+    (0b111010, 6, 0x01FFFFFF),  # MTBUF
 ]
 
 _ENC = re.compile(r"^\s*(.*?)\s*; encoding: \[([^\]]*)\]")
@@ -80,9 +82,9 @@ def decode(chunks: list[int]) -> list[tuple[str, bytes]]:
     return out
 
 
-def _chunk(prefix: tuple[int, int], low: int, hi: int) -> int:
-    val, bits = prefix
-    w0 = (val << (32 - bits)) | (low & ((1 << (32 - bits)) - 1))
+def _chunk(prefix: tuple[int, int, int], low: int, hi: int) -> int:
+    val, bits, mask = prefix
+    w0 = (val << (32 - bits)) | (low & mask & ((1 << (32 - bits)) - 1))
     return w0 | (hi << 32)
 
 
