@@ -473,14 +473,17 @@ def _is_text_section(name: str, args: str) -> bool:
     return False
 
 
-def parse_asm(text: str, filename: str = "<input>") -> Module:
+def parse_asm(text: str, filename: str = "<input>", *, check: bool = False) -> Module:
     """Parse a whole assembly file into a :class:`Module`.
 
     Accepts clang ``-S`` output, Triton ``.amdgcn`` and instruction listings.
+    With ``check=True`` every instruction is also type-checked against the ISA
+    table (:func:`asmevo.frontend.typecheck.check_module`).
 
     Raises:
         AsmSyntaxError: with ``filename:line:column`` and what was expected.
     """
+    source = text
     if "/*" in text:
         text = _blank_block_comments(text)
     lines = text.split("\n")
@@ -535,7 +538,11 @@ def parse_asm(text: str, filename: str = "<input>") -> Module:
     if not func_syms:
         func_syms = _implicit_functions(recs)
 
-    return _build(recs, func_syms, amdhsa_names, filename)
+    module = _build(recs, func_syms, amdhsa_names, filename)
+    if check:
+        from .typecheck import check_module
+        check_module(module, filename, source)
+    return module
 
 
 def _implicit_functions(recs: list[tuple]) -> set[str]:

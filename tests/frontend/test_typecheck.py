@@ -72,6 +72,9 @@ def test_columns_from_source_line(isa_table):
     with pytest.raises(AsmSyntaxError) as ei:
         check_module(parse_asm(text, "m.s"), "m.s", text)
     assert (ei.value.line, ei.value.column) == (2, 22)
+    with pytest.raises(AsmSyntaxError) as ei:
+        parse_asm(text, "m.s", check=True)
+    assert (ei.value.file, ei.value.line, ei.value.column) == ("m.s", 2, 22)
 
 
 @pytest.mark.parametrize("text", [
