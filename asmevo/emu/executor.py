@@ -153,7 +153,7 @@ def _raw_reader(b, ty, w, hi16=False, vector_ok=True):
     raise CompileError(f"unsupported width {w}")
 
 
-def vwriter(op, ty: str, *, hi16: bool = False):
+def vwriter(op, ty: str, *, hi16: bool = False, preserve: bool = False):
     """A closure ``wr(wave, value, mask)`` writing a VALU result to a VGPR/AGPR.
 
     ``mask`` is None for "all lanes" or a bool (64,) array.  16-bit results go to
@@ -194,6 +194,8 @@ def vwriter(op, ty: str, *, hi16: bool = False):
             v32 = val.astype(U32)
             if hi16:
                 v32 = (R[i] & U32(0xFFFF)) | (v32 << U32(16))
+            elif preserve:
+                v32 = (R[i] & U32(0xFFFF0000)) | v32
             if mask is None:
                 R[i] = v32
             else:
@@ -400,7 +402,14 @@ def compile_valu(inst, spec, ctx, nxt):
             writers.append(("v", _sdwa_writer(op, inst)))
         else:
             hi = bool(op_sel[-1]) if (op_sel and width(ty) == 16 and len(op_sel) > ns) else False
-            writers.append(("v", vwriter(op, ty, hi16=hi)))
+            writers.append(("v", vwriter(op, ty, hi16=hi, preserve=bool(spec.extra.get("preserve_half")))))
+    if spec.extra.get("preserve_half") and inst.has_mod("clamp"):
+        # clamp on a float -> fp8 conversion saturates instead of producing NaN
+        fn_sat = {"v_cvt_pk_fp8_f32": "fp8", "v_cvt_pk_bf8_f32": "bf8"}[spec.name]
+        spec = type(spec)(spec.name, lambda B, a, b, _f=fn_sat: B.trunc(
+            B.or_(B.f2fp8(a, _f, True), B.shl(B.f2fp8(b, _f, True), B.const(8, 32))), 16),
+            spec.kind, spec.dst, spec.src, spec.imp_in, spec.imp_out, spec.extra)
+        inst = inst.evolve(modifiers=[(n, v) for n, v in inst.modifiers if n != "clamp"])
     post = _clamp_omod(inst, spec.dst[0]) if nd else None
     fn = spec.fn
 
@@ -1667,25 +1676,15 @@ def _unpack_elems(raw: np.ndarray, ty: str):
         return b.view(np.float32).astype(np.float64)
     if ty == "i8":
         return b.view(np.int8).astype(np.int64)
-    if ty == "fp8":
-        return _fp8_e4m3(b.view(U8))
+    if ty in ("fp8", "bf8"):
+        # gfx942 FNUZ formats, decoded by the same table the v_cvt_f32_fp8 semantics use
+        return NP.fp82f(b.view(U8).astype(U32), ty).view(np.float32).astype(np.float64)
     raise CompileError(f"MFMA element type {ty}")
-
-
-def _fp8_e4m3(x):
-    """OCP-style FNUZ E4M3 (gfx942 fp8): bias 8, 0x80 = NaN, no infinities."""
-    x = x.astype(np.int64)
-    s = np.where(x & 0x80, -1.0, 1.0)
-    e = (x >> 3) & 0xF
-    m = x & 7
-    v = np.where(e == 0, m / 8.0 * 2.0 ** (1 - 8), (1 + m / 8.0) * 2.0 ** (e - 8))
-    v = s * v
-    return np.where(x == 0x80, np.nan, v)
 
 
 def compile_mfma(inst, spec, ctx, nxt):
     ex = spec.extra
-    M, N, K, ty, acc = ex["M"], ex["N"], ex["K"], ex["ty"], ex["acc"]
+    M, N, K, ty, tyb, acc = ex["M"], ex["N"], ex["K"], ex["ty"], ex["tyb"], ex["acc"]
     for m in ("cbsz", "abid", "blgp"):
         if inst.mod(m, 0):
             raise CompileError(f"MFMA modifier {m} is not emulated")
@@ -1726,7 +1725,7 @@ def compile_mfma(inst, spec, ctx, nxt):
 
     def run(wv):
         ea = _unpack_elems(regs(wv, A), ty)
-        eb = _unpack_elems(regs(wv, Bop), ty)
+        eb = _unpack_elems(regs(wv, Bop), tyb)
         Am = ea[Ai, Ak]
         Bm = eb[Bl, Bk]
         if cconst is not None:

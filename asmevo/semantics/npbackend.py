@@ -414,6 +414,30 @@ class NumpyBackend(Backend):
         src = a.view(_S[w]) if signed else a
         return src.astype(_F[fbits]).view(_U[fbits])
 
+    def fp82f(self, b, fmt):
+        code = (b & b.dtype.type(0xFF)).astype(np.intp)
+        mag = _FP8[fmt][code & 0x7F]
+        v = np.where(code & 0x80, -mag, mag)
+        v = np.where(code == 0x80, np.nan, v)
+        return v.astype(np.float32).view(np.uint32)
+
+    def f2fp8(self, a, fmt, clamp):
+        x = a.view(np.float32).astype(np.float64)
+        tab = _FP8[fmt]
+        ext = np.append(tab, tab[127] + (tab[127] - tab[126]))   # code 128 = overflow
+        ax = np.abs(x)
+        hi = np.clip(np.searchsorted(ext, ax, side="left"), 1, 128)
+        lo = hi - 1
+        dlo, dhi = ax - ext[lo], ext[hi] - ax
+        code = np.where(dlo < dhi, lo, np.where(dhi < dlo, hi, np.where(lo % 2 == 0, lo, hi)))
+        code = np.where(ax <= 0, 0, code)
+        over = (code >= 128) | np.isinf(x)
+        code = np.where(over, 0x7F if clamp else 0x80, code)
+        neg = (x < 0) & (code != 0) & (code != 0x80)
+        code = np.where(neg, code | 0x80, code)
+        code = np.where(np.isnan(x), 0x80, code)
+        return code.astype(np.uint32)
+
     def fclass(self, a, mask):
         """IEEE class test (V_CMP_CLASS): bit 0 sNaN, 1 qNaN, 2 -inf, 3 -normal,
         4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf."""
@@ -433,6 +457,19 @@ class NumpyBackend(Backend):
                          zero & ~neg, den & ~neg, norm & ~neg, inf & ~neg],
                         list(range(10)), 0).astype(np.uint32)
         return ((m >> cls) & np.uint32(1)) != 0
+
+
+def _fp8_table(fmt: str) -> np.ndarray:
+    """float64 values of the 128 non-negative codes of a gfx942 FNUZ fp8 format."""
+    mbits, bias = (3, 8) if fmt == "fp8" else (2, 16)
+    c = np.arange(128)
+    e = c >> mbits
+    m = c & ((1 << mbits) - 1)
+    return np.where(e == 0, m / (1 << mbits) * 2.0 ** (1 - bias),
+                    (1 + m / (1 << mbits)) * 2.0 ** (e - bias))
+
+
+_FP8 = {f: _fp8_table(f) for f in ("fp8", "bf8")}
 
 
 def _fma32(a, b, c):

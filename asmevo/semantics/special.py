@@ -110,19 +110,23 @@ for op in ("add", "sub", "rsub", "inc", "dec", "min_i32", "max_i32", "min_u32", 
 K("ds_swizzle_b32", "ds", op="swizzle", size=4)
 K("ds_permute_b32", "ds", op="permute", size=4)
 K("ds_bpermute_b32", "ds", op="bpermute", size=4)
-# MFMA (operand layouts: corpus README / CDNA3 ISA guide, "Matrix arithmetic")
-for n, (M, N, Kk, blocks, ty, acc) in {
-        "v_mfma_f32_32x32x8_f16": (32, 32, 8, 1, "f16", "f32"),
-        "v_mfma_f32_32x32x8f16": (32, 32, 8, 1, "f16", "f32"),
-        "v_mfma_f32_16x16x16_f16": (16, 16, 16, 1, "f16", "f32"),
-        "v_mfma_f32_16x16x16f16": (16, 16, 16, 1, "f16", "f32"),
-        "v_mfma_f32_32x32x8_bf16": (32, 32, 8, 1, "bf16", "f32"),
-        "v_mfma_f32_16x16x16_bf16": (16, 16, 16, 1, "bf16", "f32"),
-        "v_mfma_f32_32x32x2_f32": (32, 32, 2, 1, "f32", "f32"),
-        "v_mfma_f32_16x16x4_f32": (16, 16, 4, 1, "f32", "f32"),
-        "v_mfma_f32_32x32x16_fp8_fp8": (32, 32, 16, 1, "fp8", "f32"),
-        "v_mfma_f32_16x16x32_fp8_fp8": (16, 16, 32, 1, "fp8", "f32"),
-        "v_mfma_i32_16x16x32_i8": (16, 16, 32, 1, "i8", "i32"),
-        "v_mfma_i32_32x32x16_i8": (32, 32, 16, 1, "i8", "i32"),
-}.items():
-    K(n, "mfma", M=M, N=N, K=Kk, blocks=blocks, ty=ty, acc=acc)
+# MFMA (operand layouts: corpus README / CDNA3 ISA guide, "Matrix arithmetic"); single-block
+# shapes only (the multi-block 4x4 / *_2b / *_4b variants are not registered)
+_MFMA = {
+    "v_mfma_f32_32x32x8_f16": (32, 32, 8, "f16", "f32"),
+    "v_mfma_f32_32x32x8f16": (32, 32, 8, "f16", "f32"),
+    "v_mfma_f32_16x16x16_f16": (16, 16, 16, "f16", "f32"),
+    "v_mfma_f32_16x16x16f16": (16, 16, 16, "f16", "f32"),
+    "v_mfma_f32_32x32x8_bf16": (32, 32, 8, "bf16", "f32"),
+    "v_mfma_f32_16x16x16_bf16": (16, 16, 16, "bf16", "f32"),
+    "v_mfma_f32_32x32x2_f32": (32, 32, 2, "f32", "f32"),
+    "v_mfma_f32_16x16x4_f32": (16, 16, 4, "f32", "f32"),
+    "v_mfma_i32_16x16x32_i8": (16, 16, 32, "i8", "i32"),
+    "v_mfma_i32_32x32x16_i8": (32, 32, 16, "i8", "i32"),
+}
+for n, (M, N, Kk, ty, acc) in _MFMA.items():
+    K(n, "mfma", M=M, N=N, K=Kk, ty=ty, tyb=ty, acc=acc)
+for _a in ("fp8", "bf8"):
+    for _b in ("fp8", "bf8"):
+        K(f"v_mfma_f32_32x32x16_{_a}_{_b}", "mfma", M=32, N=32, K=16, ty=_a, tyb=_b, acc="f32")
+        K(f"v_mfma_f32_16x16x32_{_a}_{_b}", "mfma", M=16, N=16, K=32, ty=_a, tyb=_b, acc="f32")

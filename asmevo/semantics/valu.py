@@ -396,6 +396,17 @@ V("v_cvt_off_f32_i4", "f32", "u32",
   lambda B, a: B.fmul(B.i2f(B.ashr(B.shl(a, _u32(B, 28)), _u32(B, 28)), 32, True),
                       c(B, 0x3D800000, 32)))  # sext(S0[3:0]) * 1/16
 
+# fp8 / bf8 (gfx940+ FNUZ formats)
+for _f in ("fp8", "bf8"):
+    V(f"v_cvt_f32_{_f}", "f32", "b32", lambda B, a, _f=_f: B.fp82f(a, _f))
+    V(f"v_cvt_pk_f32_{_f}", "b64", "b16",
+      lambda B, a, _f=_f: B.concat(B.fp82f(B.lshr(B.zext(a, 32), _u32(B, 8)), _f),
+                                   B.fp82f(B.zext(a, 32), _f)))
+    V(f"v_cvt_pk_{_f}_f32", "b16", "f32 f32",
+      lambda B, a, b, _f=_f: B.trunc(B.or_(B.f2fp8(a, _f, False),
+                                           B.shl(B.f2fp8(b, _f, False), _u32(B, 8))), 16),
+      preserve_half=True)
+
 # ---------------------------------------------------------------- packed (VOP3P element functions)
 P("v_pk_fma_f16", "f16", "f16 f16 f16", lambda B, a, b, d: B.ffma(a, b, d))
 P("v_pk_add_f16", "f16", "f16 f16", lambda B, a, b: B.fadd(a, b))

@@ -30,6 +30,10 @@ float      fadd fsub fmul ffma fmin fmax (IEEE-mode minNum/maxNum) fcmp(pred, a,
            fsqrt frcp frsq fexp2 flog2 fsin fcos (revolutions) ffloor fceil ftrunc
            frndne ffract fldexp(a, e_i32) ffrexp_mant ffrexp_exp(-> i32)
            fcvt(a, bits) f2i(a, bits, signed) i2f(a, fbits, signed) fclass(a, mask)
+fp8        f2fp8(a_f32, fmt, clamp) -> u32 byte; fp82f(byte_u32, fmt) -> f32, fmt "fp8"
+           (E4M3, bias 8) or "bf8" (E5M2, bias 16), the gfx942 FNUZ formats (0x80 = NaN,
+           no infinities, no negative zero); f32 -> fp8 rounds to nearest even, overflow
+           gives NaN, or saturates to +-max with ``clamp``
 """
 
 from __future__ import annotations

@@ -378,6 +378,12 @@ class Z3Backend(Backend):
         conv = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
         return self._bv(conv(_RNE, a, _FSORT[fbits]))
 
+    def fp82f(self, b, fmt):
+        return self.uf(f"{fmt}_to_f32", z3.Extract(7, 0, b), ret_bits=32)
+
+    def f2fp8(self, a, fmt, clamp):
+        return z3.ZeroExt(24, self.uf(f"f32_to_{fmt}{'_sat' if clamp else ''}", a, ret_bits=8))
+
     def fclass(self, a, mask):
         w = _w(a)
         m = {16: 10, 32: 23, 64: 52}[w]

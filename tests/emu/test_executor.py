@@ -250,3 +250,44 @@ def test_lds_dma_buffer_and_global(snippet):
     want = np.array([int.from_bytes(raw[i + 4:i + 8].tobytes(), "little") for i in range(64)])
     assert np.array_equal(s.w.v[6], want)
     assert np.array_equal(s.w.v[7], data[2:66])
+
+
+def test_fp8_conversions(snippet):
+    s = snippet(["v_cvt_pk_fp8_f32 v2, v0, v1", "v_cvt_pk_fp8_f32 v2, v1, v0 op_sel:[0,0,1]",
+                 "v_cvt_pk_fp8_f32 v3, v4, v4 clamp", "v_cvt_pk_f32_fp8_e32 v[6:7], v2",
+                 "v_cvt_f32_fp8_sdwa v8, v2 src0_sel:BYTE_3"])
+    s.w.v[0] = np.full(64, np.float32(1.0)).view(np.uint32)     # fp8 0x40
+    s.w.v[1] = np.full(64, np.float32(-1.5)).view(np.uint32)    # fp8 0xc4
+    s.w.v[4] = np.full(64, np.float32(1000.0)).view(np.uint32)  # overflow: saturate with clamp
+    s.run()
+    assert (s.w.v[2] == 0x40C4C440).all()
+    assert (s.w.v[3] & 0xFFFF == 0x7F7F).all()
+    assert (s.w.v[6].view(np.float32) == 1.0).all() and (s.w.v[7].view(np.float32) == -1.5).all()
+    assert (s.w.v[8].view(np.float32) == 1.0).all()
+
+
+def test_mfma_i8_and_fp8_match_numpy(snippet):
+    rng = np.random.default_rng(5)
+    s = snippet(["v_mfma_i32_16x16x32_i8 a[0:3], v[0:1], v[2:3], 0",
+                 "v_mfma_f32_16x16x32_fp8_fp8 v[8:11], v[4:5], v[6:7], 0"])
+    A = rng.integers(-128, 128, (16, 32)).astype(np.int8)
+    Bm = rng.integers(-128, 128, (32, 16)).astype(np.int8)
+    # A[i][k] in lane i + 16 * (k // 8), byte k % 8; B[k][j] in lane j + 16 * (k // 8)
+    a_bytes = np.zeros((64, 8), np.int8)
+    b_bytes = np.zeros((64, 8), np.int8)
+    for k in range(32):
+        a_bytes[np.arange(16) + 16 * (k // 8), k % 8] = A[:, k]
+        b_bytes[np.arange(16) + 16 * (k // 8), k % 8] = Bm[k, :]
+    s.w.v[0:2] = a_bytes.view(np.uint32).T
+    s.w.v[2:4] = b_bytes.view(np.uint32).T
+    codes = rng.integers(0, 0x7F, (64, 8)).astype(np.uint8)   # positive finite fp8 values
+    s.w.v[4:6] = codes.view(np.uint32).T
+    s.w.v[6:8] = codes.view(np.uint32).T
+    s.run()
+    D = A.astype(np.int64) @ Bm.astype(np.int64)
+    got = np.zeros((16, 16), np.int64)
+    for i in range(16):
+        for j in range(16):
+            got[i, j] = s.w.a[i % 4, j + 16 * (i // 4)].view(np.int32)
+    assert np.array_equal(got, D)
+    assert np.isfinite(s.w.v[8:12].view(np.float32)).all() and (s.w.v[8:12] != 0).any()
