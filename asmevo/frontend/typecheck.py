@@ -182,22 +182,32 @@ def _operand_columns(line: str) -> tuple[int, list[int]]:
 
 
 class _Ctx:
+    """Where an instruction came from; columns are computed only when reporting an error."""
+
+    __slots__ = ("inst", "filename", "line_text")
+
     def __init__(self, inst: Instruction, filename: str, line_text: str | None):
         self.inst = inst
         self.filename = filename
-        self.text = line_text if line_text is not None else "\t" + inst.text()
-        self.mcol, self.cols = _operand_columns(self.text)
+        self.line_text = line_text
+
+    @property
+    def text(self) -> str:
+        return self.line_text if self.line_text is not None else "\t" + self.inst.text()
 
     def error_at_word(self, msg: str, word: str) -> AsmSyntaxError:
         """An error located at ``word`` after the operands (a modifier name)."""
-        start = self.cols[-1] if self.cols else self.mcol
-        i = self.text.find(word, start - 1)
-        return self._error(msg, i + 1 if i >= 0 else self.mcol)
+        text = self.text
+        mcol, cols = _operand_columns(text)
+        start = cols[-1] if cols else mcol
+        i = text.find(word, start - 1)
+        return self._error(msg, i + 1 if i >= 0 else mcol)
 
     def error(self, msg: str, k: int | None = None) -> AsmSyntaxError:
-        col = self.mcol
-        if k is not None and k < len(self.cols):
-            col = self.cols[k]
+        mcol, cols = _operand_columns(self.text)
+        col = mcol
+        if k is not None and k < len(cols):
+            col = cols[k]
         return self._error(msg, col)
 
     def _error(self, msg: str, col: int) -> AsmSyntaxError:
@@ -441,38 +451,62 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
     return None
 
 
+_PROBLEMS: dict = {}
+_PROBLEMS_LIMIT = 100_000
+
+
 def check_instruction(inst: Instruction, filename: str = "<input>",
                       line_text: str | None = None) -> None:
     """Check one instruction against the ISA table and the register files.
 
     ``line_text`` is the source line (for accurate columns); without it
-    columns refer to the printed instruction after a tab.
+    columns refer to the printed instruction after a tab.  Verdicts are
+    memoised per (opcode, operands, modifiers), so passes may call this as a
+    cheap legality test.
 
     Raises:
         AsmSyntaxError: the first problem found, with file:line:column.
     """
+    key = inst.key()
+    try:
+        problem = _PROBLEMS[key]
+    except KeyError:
+        problem = _find_problem(inst)
+        if len(_PROBLEMS) >= _PROBLEMS_LIMIT:
+            _PROBLEMS.clear()
+        _PROBLEMS[key] = problem
+    except TypeError:  # an unhashable operand or modifier value
+        problem = _find_problem(inst)
+    if problem is None:
+        return
     ctx = _Ctx(inst, filename, line_text)
+    msg, where = problem
+    if isinstance(where, str):
+        raise ctx.error_at_word(msg, where)
+    raise ctx.error(msg, where)
+
+
+def _find_problem(inst: Instruction) -> tuple[str, int | str | None] | None:
+    """The first problem of ``inst``: (message, operand index / modifier name / None)."""
     for k, op in enumerate(inst.operands):
         msg = check_register(op)
         if msg:
-            raise ctx.error(msg, k)
+            return msg, k
     info = _lookup(inst.opcode)
     if info is None:
         close = difflib.get_close_matches(inst.opcode, _all_mnemonics(), n=3, cutoff=0.75)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise ctx.error(f"unknown mnemonic {inst.opcode!r} for gfx942{hint}")
+        return f"unknown mnemonic {inst.opcode!r} for gfx942{hint}", None
     mp = _modifier_problem(inst, info)
     if mp is not None:
-        raise ctx.error_at_word(mp[0], mp[1])
+        return mp
     specs = _specs(info, inst)
     alts = _alternatives(info, inst, specs)
     if len(alts) > 1:
         for alt in alts[1:]:
             if _first_problem(inst, alt) is None:
-                return
-    problem = _first_problem(inst, specs)
-    if problem is not None:
-        raise ctx.error(*problem)
+                return None
+    return _first_problem(inst, specs)
 
 
 def _first_problem(inst: Instruction, specs: list) -> tuple[str, int | None] | None:
