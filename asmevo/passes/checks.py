@@ -105,6 +105,12 @@ def _analysis_violations(kernel: Kernel, am) -> list[str]:
 def _describe(v) -> str:
     """A violation as text without positions (they change when code moves)."""
     inst = getattr(v, "inst", None)
+    if inst is not None and hasattr(v, "rule") and hasattr(v, "required"):
+        prod = getattr(v, "producer", None)
+        u = getattr(v, "unit", None)
+        reg = "" if u is None else f" ({u[0]}{u[1]})" if len(u) == 2 else f" ({u[0]})"
+        return (f"rule {v.rule}: {prod.text() if prod is not None else '?'} -> {inst.text()}"
+                f"{reg} needs {v.required} wait states")
     if inst is not None and hasattr(v, "counter"):
         u = v.unit
         reg = f"{u[0]}{u[1]}" if len(u) == 2 else u[0]
@@ -117,16 +123,23 @@ def _describe(v) -> str:
 
 
 def verify_result(original: Module, result: Module, mode: str, harness: str | None,
-                  kernels: list[str] | None = None):
+                  kernels: list[str] | None = None, entry: str | None = None):
     """``--verify``: run :func:`asmevo.verify.verify` at level ``mode``
-    (``static``, ``diff`` or ``all``); returns the :class:`~asmevo.verify.Verdict`.
+    (``static``, ``diff`` or ``all``) as ``asmevo verify`` does; returns the
+    :class:`~asmevo.verify.Verdict`.  ``entry`` picks the harness entry when the
+    harness file is a manifest list.
 
     Raises:
         AsmevoError: bad harness or original (from the verifier).
     """
     from ..verify import verify
-    entry = kernels[0] if kernels and len(kernels) == 1 else None
-    return verify(original, result, harness=harness, level=mode, entry=entry)
+    h = None
+    if harness:
+        from ..verify.diff import load_harness
+        h = load_harness(harness, entry)
+    if entry is None and kernels and len(kernels) == 1:
+        entry = kernels[0]
+    return verify(original, result, harness=h, level=mode, entry=entry)
 
 
 # -- transactional edits ---------------------------------------------------------
@@ -156,31 +169,81 @@ def undo_edits(undo: list) -> None:
         b.instructions[i:i + n] = olds
 
 
+def new_violations(kernel: Kernel, am, baseline) -> list[str]:
+    """Static violations of ``kernel`` beyond the multiset ``baseline``."""
+    from collections import Counter
+    return list((Counter(static_violations(kernel, am)) - Counter(baseline)).elements())
+
+
+def repair_hazards(kernel: Kernel, am, baseline, rounds: int = 4) -> list:
+    """Insert ``s_nop`` before consumers of hazards that are not in ``baseline`` so that
+    they get the wait states their rule requires (CDNA3 ISA guide "Manually inserted wait
+    states"; ``s_nop N`` gives N+1, at most 8).  Returns an undo log (for
+    :func:`undo_edits`); the caller checks whether violations remain."""
+    from ..ir import Imm, Instruction
+    undo: list = []
+    base = set(baseline)
+    for _ in range(rounds):
+        try:
+            hz = am.get("hazards", kernel)
+        except (KeyError, ImportError):
+            return undo
+        todo: dict[int, tuple] = {}
+        for h in getattr(hz, "violations", ()):
+            if f"hazard: {_describe(h)}" in base:
+                continue
+            missing = int(h.required) - int(h.available)
+            if missing <= 0:
+                continue
+            cur = todo.get(id(h.inst))
+            if cur is None or missing > cur[1]:
+                todo[id(h.inst)] = (h.inst, missing)
+        if not todo:
+            return undo
+        for inst, missing in todo.values():
+            nops = []
+            while missing > 0:
+                n = min(missing, 8)
+                nops.append(Instruction("s_nop", [Imm(n - 1)]))
+                missing -= n
+            b, i = kernel.locate(inst)
+            b.instructions[i:i + 1] = nops + [inst]
+            undo.append((b, i, [inst], len(nops) + 1))
+        am.invalidate(kernel, frozenset())
+    return undo
+
+
 def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000) -> list:
     """Apply ``plan`` unless it adds a static violation (waitcnt, hazard, register bound)
     beyond the multiset ``baseline`` (from :func:`static_violations`).
 
-    The whole batch is tried first; if it adds a violation, the edits are tried
-    one at a time in order (at most ``max_steps``) and each one that adds a
-    violation is undone.  Returns the edits that were kept.
+    New hazards alone are first repaired with ``s_nop`` (:func:`repair_hazards`);
+    if violations remain, the whole batch is undone and the edits are tried one
+    at a time in order (at most ``max_steps``), each with the same repair, and
+    each one that still adds a violation is undone.  Returns the edits kept.
     """
-    from collections import Counter
     if not plan:
         return []
-    base = Counter(baseline)
-    u = apply_edits(kernel, plan)
-    am.invalidate(kernel, frozenset())
-    if not (Counter(static_violations(kernel, am)) - base):
+
+    def attempt(items) -> bool:
+        u = apply_edits(kernel, items)
+        am.invalidate(kernel, frozenset())
+        bad = new_violations(kernel, am, baseline)
+        if not bad:
+            return True
+        if all(v.startswith("hazard: rule") for v in bad):
+            r = repair_hazards(kernel, am, baseline)
+            if not new_violations(kernel, am, baseline):
+                return True
+            undo_edits(r)
+        undo_edits(u)
+        am.invalidate(kernel, frozenset())
+        return False
+
+    if attempt(list(plan)):
         return list(plan)
-    undo_edits(u)
-    am.invalidate(kernel, frozenset())
     kept = []
     for item in plan[:max_steps]:
-        u = apply_edits(kernel, [item])
-        am.invalidate(kernel, frozenset())
-        if Counter(static_violations(kernel, am)) - base:
-            undo_edits(u)
-            am.invalidate(kernel, frozenset())
-        else:
+        if attempt([item]):
             kept.append(item)
     return kept

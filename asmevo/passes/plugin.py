@@ -33,12 +33,20 @@ class PluginError(AsmevoError):
     """A pass plugin that cannot be loaded."""
 
 
+_LOADED: dict[str, list[str]] = {}
+
+
 def load_pass_plugin(path: str) -> list[str]:
-    """Execute plugin ``path``; returns the pass names it registered.
+    """Execute plugin ``path``; returns the pass names it registered.  Loading the same
+    file again in one process does nothing (returns the same names) while its passes
+    are still registered.
 
     Raises:
         PluginError: missing file, not ``.py``, or the file raised while loading.
     """
+    real = os.path.realpath(path)
+    if real in _LOADED and all(registry.lookup(n) is not None for n in _LOADED[real]):
+        return list(_LOADED[real])
     if not os.path.isfile(path):
         raise PluginError("pass plugin not found", file=path)
     if not path.endswith(".py"):
@@ -51,6 +59,7 @@ def load_pass_plugin(path: str) -> list[str]:
         raise PluginError("cannot load pass plugin", file=path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[modname] = mod
+    registry.CURRENT_ORIGIN = path
     try:
         spec.loader.exec_module(mod)
     except SyntaxError as e:
@@ -67,7 +76,10 @@ def load_pass_plugin(path: str) -> list[str]:
             raise
         raise PluginError(f"pass plugin raised {type(e).__name__}: {e}", file=path,
                           line=_plugin_line(e, path)) from None
+    finally:
+        registry.CURRENT_ORIGIN = "plugin"
     added = sorted(set(registry.pass_names()) - before)
+    _LOADED[real] = added
     if not added:
         raise PluginError("pass plugin registered no passes (use "
                           "asmevo.passes.register_pass)", file=path)

@@ -89,7 +89,11 @@ _REGISTRY: dict[str, PassInfo] = {n: PassInfo(n, _builtin_loader(s)) for n, s in
 RESERVED = frozenset({"module", "kernel", "default", "repeat"})
 
 
-def register_pass(cls: type | None = None, *, origin: str = "plugin") -> Callable:
+#: origin recorded for passes registered while a plugin file is being loaded
+CURRENT_ORIGIN = "plugin"
+
+
+def register_pass(cls: type | None = None, *, origin: str | None = None) -> Callable:
     """Register a pass class by its ``name``; usable as a decorator.
 
     ``cls`` must be a :class:`~asmevo.passes.base.Pass` subclass with a
@@ -99,6 +103,7 @@ def register_pass(cls: type | None = None, *, origin: str = "plugin") -> Callabl
         RegistryError: the name is taken, reserved, or the class is malformed.
     """
     def do(c: type) -> type:
+        src = origin or CURRENT_ORIGIN
         if not (isinstance(c, type) and issubclass(c, Pass)):
             raise RegistryError(f"register_pass: {c!r} is not a subclass of asmevo.passes.Pass")
         name = getattr(c, "name", "")
@@ -114,7 +119,7 @@ def register_pass(cls: type | None = None, *, origin: str = "plugin") -> Callabl
         if name in _REGISTRY:
             raise RegistryError(f"register_pass: pass name {name!r} is already registered "
                                 f"({_REGISTRY[name].origin})")
-        _REGISTRY[name] = PassInfo(name, lambda: c, origin)
+        _REGISTRY[name] = PassInfo(name, lambda: c, src)
         return c
     return do(cls) if cls is not None else do
 

@@ -65,6 +65,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="verify the result against the input before writing it "
                         "(diff/all need --harness)")
     p.add_argument("--harness", metavar="H.json", help="launch harness for --verify=diff|all")
+    p.add_argument("--entry", metavar="NAME",
+                   help="harness entry when --harness is a manifest list (as asmevo verify)")
 
 
 def _load(path: str):
@@ -129,7 +131,8 @@ def _verify(args, original, module) -> int:
     """``--verify``: 0 when accepted; else prints the verdict, returns its exit status
     (1 rejected, 3 unknown) and nothing is written."""
     from ..passes import checks
-    verdict = checks.verify_result(original, module, args.verify, args.harness, args.kernel)
+    verdict = checks.verify_result(original, module, args.verify, args.harness, args.kernel,
+                                   args.entry)
     if verdict.accepted:
         return 0
     sys.stderr.write(f"{PROG}: error: --verify={args.verify} did not accept the result "

@@ -170,3 +170,69 @@ def test_console_script_module_runs(src):
     r = subprocess.run([sys.executable, "-m", "asmevo.tools.opt", "--passes=dcee", str(src)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "unknown pass 'dcee'" in r.stderr and "Traceback" not in r.stderr
+
+
+DROP_WAITS = (
+    "from dataclasses import dataclass\n"
+    "from asmevo.passes import Pass, register_pass\n"
+    "@register_pass\n@dataclass\nclass DropWaits(Pass):\n"
+    "    '''Delete every s_waitcnt (wrong on purpose).'''\n"
+    "    name = 'drop-waits'\n"
+    "    def run(self, kernel, am):\n"
+    "        for b in kernel.blocks:\n"
+    "            b.instructions = [i for i in b.instructions if i.opcode != 's_waitcnt']\n")
+
+WAITING = """\
+\t.text
+\t.globl\tk
+\t.type\tk,@function
+k:
+\tglobal_load_dword v1, v[4:5], off
+\ts_waitcnt vmcnt(0)
+\tv_add_f32_e32 v1, v1, v1
+\tglobal_store_dword v[4:5], v1, off
+\ts_endpgm
+"""
+
+
+@pytest.fixture
+def drop_waits(tmp_path):
+    p = tmp_path / "plugin_drop.py"
+    p.write_text(DROP_WAITS)
+    yield p
+    unregister_pass("drop-waits")
+
+
+def test_verify_each_rejects_a_pass_that_breaks_waits(tmp_path, capsys, drop_waits):
+    src = tmp_path / "w.s"
+    src.write_text(WAITING)
+    out = tmp_path / "o.s"
+    assert main([f"--load-pass-plugin={drop_waits}", "--passes=drop-waits", "--verify-each",
+                 str(src), "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "asmevo-opt: error: --verify-each: pass 'drop-waits' introduced 1 static violation(s) "
+        "in kernel k: waitcnt: v_add_f32_e32 v1, v1, v1 reads v1 before vmcnt(0)\n")
+    assert not out.exists()
+    # without --verify-each the (wrong) result is written
+    assert main([f"--load-pass-plugin={drop_waits}", "--passes=drop-waits", str(src),
+                 "-o", str(out)]) == 0
+    assert "s_waitcnt" not in out.read_text()
+
+
+def test_verify_static_refuses_to_write_a_rejected_result(tmp_path, capsys, drop_waits):
+    src = tmp_path / "w.s"
+    src.write_text(WAITING)
+    out = tmp_path / "o.s"
+    assert main([f"--load-pass-plugin={drop_waits}", "--passes=drop-waits", "--verify=static",
+                 str(src), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("asmevo-opt: error: --verify=static did not accept the result "
+                          "(rejected-waitcnt); no output written\n")
+    assert not out.exists()
+
+
+def test_verify_diff_needs_a_harness(src, tmp_path, capsys):
+    out = tmp_path / "o.s"
+    assert main(["--passes=dce", "--verify=diff", str(src), "-o", str(out)]) == 2
+    assert capsys.readouterr().err == "asmevo-opt: error: --verify=diff needs --harness H.json\n"
+    assert not out.exists()

@@ -57,8 +57,9 @@ def test_default_pipeline_on_O0_O1_variants(corpus_dir, tmp_path, capsys, name):
     before, after = _count(src), _count(out)
     assert after <= before
     if name.endswith("_O0"):
-        # the -O0 spill code must really shrink (measured 15-20% per kernel)
-        assert (before - after) / before >= 0.10, (before, after, err)
+        # the -O0 spill code must really shrink (measured 20-23% per kernel with the
+        # hazard analysis present, 15-20% without it)
+        assert (before - after) / before >= 0.12, (before, after, err)
         assert "total " in err
     errs, _ = _emulate_matches_reference(corpus_dir, name, out)
     assert errs == []
