@@ -471,3 +471,25 @@ def test_text_module_amdhsa_fields_grow(tmp_path, corpus_dir):
     assert blk.fields[".amdhsa_accum_offset"] == "24"
     kd = read_code_object(out).kernels[0].descriptor
     assert kd.vgpr_count == 24 and kd.sgpr_count >= 31 + 6 and kd.accum_offset_vgprs == 24
+
+
+def _sources_and_objects():
+    from conftest import CORPUS
+    if CORPUS is None:
+        return []
+    pairs = [(s, s.with_suffix(".co")) for s in sorted(CORPUS.glob("*.s"))]
+    pairs += [(s, s.with_suffix(".hsaco")) for s in sorted((CORPUS / "triton").glob("*.amdgcn"))]
+    return pairs
+
+
+@pytest.mark.parametrize("src,co", _sources_and_objects(), ids=lambda p: p.name)
+def test_asm_gives_the_compilers_layout(tmp_path, src, co, capsys):
+    """`asmevo asm` (llvm-mc + ld.lld --no-undefined -shared, the Triton target line fixed) on the
+    compiler's own assembly gives every allocated section of the compiler's code object: same
+    names, addresses, sizes and bytes (only the empty non-allocated .AMDGPU.csdata may differ)."""
+    out = tmp_path / "k.co"
+    assert _cli(capsys, "asm", src, "-o", out)[0] == 0
+    a, b = read_code_object(out), read_code_object(co)
+    alloc = lambda c: [(s.name, s.addr, s.size, s.data) for s in c.sections if s.alloc]  # noqa: E731
+    assert alloc(a) == alloc(b)
+    assert a.e_flags == b.e_flags and a.abi_version == b.abi_version
