@@ -26,6 +26,8 @@ def run(args) -> int:
         raise AsmevoError("expected a code object (ELF); use 'asmevo asm' for assembly text",
                           file=args.input)
     module = disassemble(args.input)
+    for w in module.code_object.warnings:  # read as is, never fixed: tell the user
+        sys.stderr.write(f"asmevo dis: {args.input}: warning: {w}\n")
     text = print_module(module)
     if args.output:
         write_output(args.output, text, inputs=(args.input,))

@@ -283,6 +283,14 @@ def test_cli_dis_asm_roundtrip(tmp_path, corpus_dir, capsys):
     assert (tmp_path / "keep" / "vadd_f32.rebuilt.co").is_file()
 
 
+def test_cli_dis_prints_metadata_warnings(corpus_dir, capsys):
+    rc, out, err = _cli(capsys, "dis", corpus_dir / "aiter/gfx942/topksoftmax/topksoftmax_4x128x4.co")
+    assert rc == 0 and out.startswith("\t.amdgcn_target")
+    assert "warning: kernel _ZN5aiter19topksoftmax_4x128x4E: descriptor kernarg_size is 0, metadata " \
+        ".kernarg_segment_size is 128" in err
+    assert "warning: amdhsa.version is 1.0" in err
+
+
 def test_cli_roundtrip_reports_difference(tmp_path, capsys, monkeypatch):
     """A round trip that loses bytes must print DIFFERENT and exit 1."""
     path = _literal_kernel_object(tmp_path)
