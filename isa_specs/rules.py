@@ -60,13 +60,15 @@ _SCC_DEF = re.compile(
     r"|(lshl|lshr)_b(32|64)|ashr_i(32|64)|bfe_[iu](32|64)|lshl[1-4]_add_u32"
     r"|not_b(32|64)|wqm_b(32|64)|bcnt[01]_i32_b(32|64)|quadmask_b(32|64)|abs_i32"
     r"|\w+_saveexec_b64|\w+_wrexec_b64"
-    r"|cmp_\w+|bitcmp[01]_b(32|64)|cmpk_\w+|addk_i32)$")
+    r"|cmp_\w+|bitcmp[01]_b(32|64)|setvskip|cmpk_\w+|addk_i32)$")
 _SCC_USE = re.compile(r"^s_(addc_u32|subb_u32|cselect_b(32|64)|cmov_b(32|64)|cmovk_i32"
                       r"|cbranch_scc[01])$")
 _M0_USE = re.compile(r"^(s_movrel[sd]_b(32|64)|v_movrel(s|d|sd|sd_2)_b32"
                      r"|s_sendmsg|s_sendmsghalt|s_ttracedata"
                      r"|ds_(read|write)_addtid_b32|ds_gws_\w+|ds_append|ds_consume|ds_ordered_count"
                      r"|s_set_gpr_idx_(on|idx|mode)|\w+_load_lds_\w+|buffer_store_lds_dword)$")
+# (s_set_gpr_idx_mode: LLVM lists only Defs = [M0], but it writes M0[15:12] and keeps the
+#  rest, so it also reads M0 here -- safe for liveness.)
 _M0_DEF = re.compile(r"^s_set_gpr_idx_(on|idx|mode)$")
 _EXEC_RW_SALU = re.compile(r"^s_\w+_(saveexec|wrexec)_b64$")
 
@@ -209,6 +211,8 @@ def _roles(rec, fam):
             o["role"] = "use"
     if fam == "SOPK" and base in ("s_getreg_b32", "s_movk_i32", "s_call_b64"):
         ops[0]["role"] = "def"
+    if base == "s_cbranch_i_fork":          # (ins SReg_64:$sdst, ...): an input
+        ops[0]["role"] = "use"
     if fam in ("VOP3P-MAI",) and base.startswith("v_mfma"):
         ops[0]["role"] = "def"
     for o in rec.get("rtn_operands") or ():
@@ -277,7 +281,7 @@ def apply(table):
             idefs += ["exec_lo", "exec_hi"]
         if base.startswith("v_div_fmas_") or base in ("s_cbranch_vccz", "s_cbranch_vccnz"):
             iuses += ["vcc_lo", "vcc_hi"]
-        if base in ("s_cbranch_execz", "s_cbranch_execnz"):
+        if base in ("s_cbranch_execz", "s_cbranch_execnz", "s_sendmsg", "s_sendmsghalt"):
             iuses += ["exec_lo", "exec_hi"]
         rec["implicit_defs"] = sorted(set(idefs), key=idefs.index)
         rec["implicit_uses"] = sorted(set(iuses), key=iuses.index)

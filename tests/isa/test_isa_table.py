@@ -239,6 +239,14 @@ def _regs(ops):
     ("s_setreg_b32 hwreg(HW_REG_MODE), s1", [], ["hwreg(HW_REG_MODE)", "s1"], [], []),
     ("s_getreg_b32 s1, hwreg(HW_REG_MODE)", ["s1"], ["hwreg(HW_REG_MODE)"], [], []),
     ("s_cmovk_i32 s0, 0x12", ["s0"], ["s0", "0x12"], [], [("scc",)]),
+    # SOPInstructions.td: every SOPC defines SCC (s_setvskip too); s_sendmsg Uses = [EXEC, M0]
+    ("s_setvskip s0, s1", [], ["s0", "s1"], [("scc",)], []),
+    ("s_sendmsg sendmsg(MSG_INTERRUPT)", [], ["sendmsg(MSG_INTERRUPT)"], [],
+     [("m0",), ("exec_lo",), ("exec_hi",)]),
+    ("s_set_gpr_idx_on s0, gpr_idx(SRC0)", [], ["s0", "gpr_idx(SRC0)"], [("m0",)], [("m0",)]),
+    ("s_bfm_b32 s0, s1, s2", ["s0"], ["s1", "s2"], [], []),
+    ("s_bcnt1_i32_b64 s0, s[2:3]", ["s0"], ["s[2:3]"], [("scc",)], []),
+    ("s_lshl2_add_u32 s0, s1, s2", ["s0"], ["s1", "s2"], [("scc",)], []),
 ])
 def test_roles_and_implicit_registers(text, defs, uses, idefs, iuses):
     inst = _parse(text)
