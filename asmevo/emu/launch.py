@@ -280,7 +280,7 @@ def dispatch_packet(launch: Launch, cfg: KernelConfig, kernarg_addr: int) -> byt
                        cfg.f("group_segment_fixed_size") + launch.dynamic_lds, 0, kernarg_addr, 0, 0)
 
 
-def run_kernel(module, kernel_name: str, launch: Launch, *, program: Program | None = None) -> RunResult:
+def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
     """Run ``kernel_name`` of ``module`` (an asmevo Module) on ``launch``.
 
     Raises:
@@ -323,10 +323,7 @@ def run_kernel(module, kernel_name: str, launch: Launch, *, program: Program | N
     mem.regions[-1].watch = True
     q_addr = mem.map("__queue", 256)
     mem.regions[-1].watch = True
-    prog = program or Program(kernel, mem)
-    if program is not None:
-        prog.ctx.mem = mem
-        _rebind(prog, mem)
+    prog = Program(kernel, mem)
     lds_bytes = cfg.f("group_segment_fixed_size") + launch.dynamic_lds
     priv = cfg.f("private_segment_fixed_size")
     nthreads = block[0] * block[1] * block[2]
@@ -375,11 +372,6 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
                     _run_group(prog, waves, launch.max_instructions_per_wave)
                     counters[0] += sum(wv.count for wv in waves)
                     counters[1] += len(waves)
-
-
-def _rebind(prog, mem):
-    # closures captured ctx.mem at compile time; recompile against the new memory
-    prog.__init__(prog.kernel, mem)
 
 
 def _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid, ids, priv):

@@ -22,9 +22,10 @@ A VALU write keeps the old value where ``exec[lane]`` is 0.  A lane-mask result
 ``lane := i`` (inactive lanes 0), so masks are exact functions of all 64 lanes;
 a VALU reading such a mask back gets its own lane's bit directly.  Memory is a byte array per space (``global``: 64-bit addresses,
 ``lds``: 32-bit, ``scratch``: 32-bit per lane); loads read it, stores update it
-and are also reported as :class:`MemWrite` s.  Cross-lane data movement (DPP,
-SDWA, ``v_readlane``, ``ds_swizzle``...), branches and MFMA raise
-:class:`~asmevo.semantics.registry.Unsupported`.
+and are also reported as :class:`MemWrite` s.  DPP, ``v_readlane``,
+``v_readfirstlane`` and ``v_writelane`` are modelled by substituting the source
+lane for ``lane``; SDWA, LDS swizzles/permutes, branches, atomics and MFMA
+raise :class:`~asmevo.semantics.registry.Unsupported`.
 """
 
 from __future__ import annotations
@@ -509,12 +510,12 @@ def _units_of(op):
     return out
 
 
-def _read(st: SymState, op, ty: str):
+def _read(st: SymState, op, ty: str, hi16: bool = False):
     B = st.B
     b = base_of(op)
     w = width(ty)
     if isinstance(b, Imm):
-        return z3.BitVecVal(imm_bits(b.value, ty, b.text), w)
+        return z3.BitVecVal(0 if hi16 else imm_bits(b.value, ty, b.text), w)
     if isinstance(b, Special) and not reg_units(b):
         raise Unsupported(f"operand {b} is not modelled symbolically")
     if not isinstance(b, (Reg, Special)):
@@ -533,7 +534,7 @@ def _read(st: SymState, op, ty: str):
     elif w == 32:
         v = st.get(us[0])
     elif w == 16:
-        v = z3.Extract(15, 0, st.get(us[0]))
+        v = z3.Extract(31, 16, st.get(us[0])) if hi16 else z3.Extract(15, 0, st.get(us[0]))
     else:
         raise Unsupported(f"width {w}")
     if isinstance(op, Src) and ty[0] == "f":
@@ -546,7 +547,7 @@ def _read(st: SymState, op, ty: str):
     return v
 
 
-def _write_v(st: SymState, op, ty: str, val, active):
+def _write_v(st: SymState, op, ty: str, val, active, hi16: bool = False, preserve: bool = False):
     b = base_of(op)
     us = _units_of(b)
     w = width(ty)
@@ -555,7 +556,13 @@ def _write_v(st: SymState, op, ty: str, val, active):
     elif w == 32:
         parts = [val]
     elif w == 16:
-        parts = [z3.ZeroExt(16, val)]
+        old = st.get(us[0])
+        if hi16:
+            parts = [z3.Concat(val, z3.Extract(15, 0, old))]
+        elif preserve:
+            parts = [z3.Concat(z3.Extract(31, 16, old), val)]
+        else:
+            parts = [z3.ZeroExt(16, val)]
     else:
         raise Unsupported(f"width {w}")
     for u, p in zip(us, parts):
@@ -611,17 +618,31 @@ def step(st: SymState, inst) -> None:
     k = spec.kind
     if k == "nop":
         return
-    if inst.opcode.endswith(("_dpp", "_sdwa")) or any(inst.has_mod(m) for m in _CROSS_LANE_MODS):
-        raise Unsupported(f"'{inst.text()}': DPP/SDWA forms are not modelled symbolically")
-    if inst.mod("op_sel") and any(inst.mod("op_sel")) and k != "vop3p":
-        raise Unsupported(f"'{inst.text()}': op_sel is not modelled symbolically")
+    if inst.opcode.endswith("_sdwa"):
+        raise Unsupported(f"'{inst.text()}': SDWA forms are not modelled symbolically")
+    is_dpp = inst.opcode.endswith("_dpp") or any(inst.has_mod(m) for m in _CROSS_LANE_MODS)
+    if is_dpp and k != "valu":
+        raise Unsupported(f"'{inst.text()}': DPP is modelled for VALU instructions only")
     ops = inst.operands
+    if k == "lane":
+        _lane_op(st, inst, spec)
+        return
+    if k == "vop3p":
+        _vop3p(st, inst, spec)
+        return
+    op_sel = inst.mod("op_sel") or ()
     if k in ("valu", "vopc"):
         if k == "vopc" and len(ops) == 2:
             ops = [Special("vcc")] + list(ops)
         nd = 1 if k == "vopc" else len(spec.dst)
         dst_types = ("lm",) if k == "vopc" else spec.dst
-        srcs = [_read(st, op, ty) for op, ty in zip(ops[nd:], spec.src)]
+        srcs = [_read(st, op, ty, hi16=bool(op_sel[j]) if j < len(op_sel) and width(ty) == 16 else False)
+                for j, (op, ty) in enumerate(zip(ops[nd:], spec.src))]
+        dst_hi = bool(op_sel[-1]) if (op_sel and len(op_sel) > len(spec.src) and spec.dst
+                                      and width(spec.dst[0]) == 16) else False
+        write_mask = None
+        if is_dpp:
+            srcs[0], write_mask = _dpp(st, inst, srcs[0])
         if spec.extra.get("tied"):
             srcs.append(_read(st, ops[0], spec.dst[0]))
         for imp in spec.imp_in:
@@ -633,6 +654,8 @@ def step(st: SymState, inst) -> None:
         if inst.mod("mul") or inst.mod("div"):
             raise Unsupported(f"'{inst.text()}': omod is not modelled symbolically")
         act = st.active()
+        if write_mask is not None:
+            act = z3.And(act, write_mask)
         for n, (op, ty, val) in enumerate(zip(ops[:nd], dst_types, res)):
             if ty == "lm":
                 _write_lm(st, op, val)
@@ -641,7 +664,8 @@ def step(st: SymState, inst) -> None:
                     if ty[0] != "f":
                         raise Unsupported("integer clamp")
                     val = B.fclamp01(val)
-                _write_v(st, op, ty, val, act)
+                _write_v(st, op, ty, val, act, hi16=dst_hi and n == 0,
+                         preserve=bool(spec.extra.get("preserve_half")))
         if spec.extra.get("cmpx"):
             _write_lm(st, Special("exec"), res[0])
         return
@@ -700,6 +724,128 @@ def step(st: SymState, inst) -> None:
             st.set(u, _load_bytes(st.mem["global"], addr + 4 * j, 4))
         return
     raise Unsupported(f"'{inst.text()}': {k} instructions are not modelled symbolically")
+
+
+def _exec_bit(st, lane_term):
+    return z3.Extract(0, 0, z3.LShR(st.exec64(), z3.ZeroExt(58, lane_term))) == 1
+
+
+def _dpp(st, inst, x):
+    """DPP on the generic lane: the source value of lane ``src(lane)``; returns
+    (value, write-enable Bool) per CDNA3 DPP rules (row_mask/bank_mask/bound_ctrl)."""
+    L = st.lane
+    c6 = lambda v: z3.BitVecVal(v & 63, 6)  # noqa: E731
+    r = L & c6(15)
+    row = L & c6(0x30)
+    valid = z3.BoolVal(True)
+    qp = inst.mod("quad_perm")
+    if qp is not None:
+        sel = c6(qp[3])
+        for q in (2, 1, 0):
+            sel = z3.If((L & c6(3)) == q, c6(qp[q]), sel)
+        src = (L & c6(0x3C)) | sel
+    elif inst.mod("row_shl") is not None:
+        n = inst.mod("row_shl")
+        src, valid = L + n, z3.ULT(r, 16 - n)
+    elif inst.mod("row_shr") is not None:
+        n = inst.mod("row_shr")
+        src, valid = L - n, z3.UGE(r, n)
+    elif inst.mod("row_ror") is not None:
+        n = inst.mod("row_ror")
+        src = row | ((r - n) & c6(15))
+    elif inst.mod("wave_shl") is not None:
+        src, valid = L + 1, L != 63
+    elif inst.mod("wave_shr") is not None:
+        src, valid = L - 1, L != 0
+    elif inst.mod("wave_rol") is not None:
+        src = L + 1
+    elif inst.mod("wave_ror") is not None:
+        src = L - 1
+    elif inst.has_mod("row_mirror"):
+        src = row | (c6(15) - r)
+    elif inst.has_mod("row_half_mirror"):
+        src = (L & c6(0x38)) | (c6(7) - (L & c6(7)))
+    elif inst.mod("row_bcast") is not None:
+        n = inst.mod("row_bcast")
+        if n == 15:
+            src, valid = row - 1, z3.UGE(L, 16)
+        elif n == 31:
+            src, valid = c6(31), z3.UGE(L, 32)
+        else:
+            raise Unsupported(f"row_bcast:{n}")
+    elif inst.mod("row_newbcast") is not None:
+        src = row | c6(inst.mod("row_newbcast"))
+    else:
+        raise Unsupported(f"'{inst.text()}': DPP control")
+    src = z3.If(valid, src, L)
+    moved = z3.substitute(x, (L, src))
+    ok = z3.And(valid, _exec_bit(st, src))
+    rm = inst.mod("row_mask", 0xF)
+    bm = inst.mod("bank_mask", 0xF)
+    en = z3.And(z3.Extract(0, 0, z3.LShR(z3.BitVecVal(rm, 6), z3.LShR(L, 4))) == 1,
+                z3.Extract(0, 0, z3.LShR(z3.BitVecVal(bm, 6), z3.LShR(L, 2) & c6(3))) == 1)
+    if inst.has_mod("bound_ctrl"):
+        return z3.If(ok, moved, z3.BitVecVal(0, moved.size())), en
+    return moved, z3.And(en, ok)
+
+
+def _lane_op(st, inst, spec):
+    """v_readlane / v_readfirstlane / v_writelane with the generic-lane model: a value of
+    lane ``k`` is the generic term with ``lane := k``."""
+    ops = inst.operands
+    name = spec.name
+    if name in ("v_readlane_b32", "v_readfirstlane_b32"):
+        x = _read(st, ops[1], "b32")
+        if name == "v_readlane_b32":
+            sel = z3.Extract(5, 0, _read(st, ops[2], "u32"))
+        else:
+            e = st.exec64()
+            sel = z3.Extract(5, 0, z3.If(e == 0, z3.BitVecVal(0, 64), st.B.ctz(e)))
+        _write_s(st, ops[0], "b32", z3.substitute(x, (st.lane, sel)))
+        return
+    if name == "v_writelane_b32":
+        val = _read(st, ops[1], "b32")
+        sel = z3.Extract(5, 0, _read(st, ops[2], "u32"))
+        _write_v(st, ops[0], "b32", val, st.lane == sel)
+        return
+    raise Unsupported(name)
+
+
+def _vop3p(st, inst, spec):
+    """Packed math: the element function on the low and high halves, with op_sel /
+    op_sel_hi / neg_lo / neg_hi; constants apply to both halves."""
+    B = st.B
+    ops = inst.operands
+    ety = spec.dst[0]
+    ew = width(ety)
+    ns = len(spec.src)
+    op_sel = inst.mod("op_sel") or (0,) * ns
+    op_sel_hi = inst.mod("op_sel_hi") or (1,) * ns
+    neg_lo = inst.mod("neg_lo") or (0,) * ns
+    neg_hi = inst.mod("neg_hi") or (0,) * ns
+    halves = []
+    for op in ops[1:]:
+        b = base_of(op)
+        if isinstance(b, Imm):
+            v = z3.BitVecVal(imm_bits(b.value, ety, b.text), ew)
+            halves.append((v, v))
+            continue
+        full = _read(st, b, "b64" if ew == 32 else "b32")
+        halves.append((z3.Extract(ew - 1, 0, full), z3.Extract(2 * ew - 1, ew, full)))
+
+    def pick(k, hi):
+        lo_v, hi_v = halves[k]
+        v = hi_v if (op_sel_hi if hi else op_sel)[k] else lo_v
+        if (neg_hi if hi else neg_lo)[k] and ety[0] == "f":
+            v = B.fneg(v)
+        return v
+    lo = spec.fn(B, *[pick(k, False) for k in range(ns)])
+    hi = spec.fn(B, *[pick(k, True) for k in range(ns)])
+    if spec.name == "v_pk_mov_b32":
+        lo, hi = lo[0], hi[1]
+    if inst.mod("clamp") and ety[0] == "f":
+        lo, hi = B.fclamp01(lo), B.fclamp01(hi)
+    _write_v(st, ops[0], "b64" if ew == 32 else "b32", z3.Concat(hi, lo), st.active())
 
 
 def _load_bytes(arr, addr, n):
