@@ -574,6 +574,10 @@ def _operand_rules(inst: Instruction, specs: list) -> tuple[str, int | None] | N
             if isinstance(d, Reg) and isinstance(c, Reg) and d.file != c.file:
                 return (f"invalid operand: MFMA src2 {c} and destination {d} must be in the same "
                         f"register file (acc_cd selects both)", 3)
+            if isinstance(d, Reg) and isinstance(c, Reg) and d != c and d.count > 4 \
+                    and c.index <= d.last and d.index <= c.last:
+                return (f"invalid operand: MFMA src2 {c} must not partially overlap the "
+                        f"destination {d}", 3)
     return None
 
 

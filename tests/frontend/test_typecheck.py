@@ -34,6 +34,13 @@ def test_register_checks_need_no_table(text, fragment, llvm_mc):
     assert _llvm_rejects(llvm_mc, text)
 
 
+def test_mfma_small_overlap_is_allowed(llvm_mc, isa_table):
+    """llvm-mc only forbids partial src2/dst overlap for MFMAs wider than 4 dwords."""
+    text = "v_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[2:5]"
+    assert not _llvm_rejects(llvm_mc, text)
+    check_instruction(parse_instruction(text))
+
+
 def test_register_checks_accept_edges():
     for text in ["v_mov_b32 v255, s101", "s_load_dwordx8 s[4:11], s[0:1], 0",
                  "v_mov_b64 v[254:255], v[2:3]", "s_mov_b64 ttmp[14:15], 0"]:
@@ -56,6 +63,12 @@ def isa_table():
     ("ds_read_b32 v0, s1", 18, "s1 is not a VGPR"),
     ("s_add_u32 s0, v1, s2", 16, "v1 is not an SGPR"),
     ("s_and_b64 vcc_lo, s[0:1], s[2:3]", 12, "vcc_lo is 1 dword wide; expected 2"),
+    ("v_mfma_f32_32x32x8_f16 v[0:15], v[16:17], v[18:19], v[2:17]", 54,
+     "must not partially overlap"),
+    ("v_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], a[0:3]", 50, "same register file"),
+    ("v_add_f32_e64 v0, s1, s2", 24, "constant bus"),
+    ("v_add_f32_e64 v0, v1, 0x1234", 24, "is not a VGPR, SGPR or inline constant"),
+    ("s_add_u32 s0, 0x1234, 0x1235", 24, "only one unique literal"),
 ])
 def test_table_errors(text, col, fragment, llvm_mc, isa_table):
     inst = parse_instruction(text, line=7)
