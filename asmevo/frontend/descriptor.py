@@ -298,6 +298,42 @@ class KernelDescriptor:
         return n + self.kernarg_preload_spec_length
 
     # -- directives -------------------------------------------------------
+    @classmethod
+    def from_directives(cls, fields: dict[str, str]) -> "KernelDescriptor":
+        """The descriptor llvm-mc 19 builds for an ``.amdhsa_kernel`` block on gfx942
+        (``fields``: directive -> value text, as in :class:`asmevo.ir.AmdhsaKernel`).
+
+        Defaults per AMDGPUUsage "AMDHSA Kernel Assembler Directives": IEEE mode
+        and DX10 clamp on, FLOAT_DENORM_MODE_16_64 = 3, workgroup id X enabled,
+        USER_SGPR_COUNT = the implied user SGPRs.  Granulated counts come from
+        ``.amdhsa_next_free_vgpr`` and ``.amdhsa_next_free_sgpr`` + 6 extra SGPRs
+        (see :data:`GFX942_EXTRA_SGPRS`).  ``kernel_code_entry_byte_offset`` is left 0
+        (the linker resolves it).
+
+        Raises:
+            ValueError: a value is not an integer (expressions are not evaluated) or a
+                required directive (next_free_vgpr/sgpr, accum_offset) is missing.
+        """
+        def val(key: str, default: int | None = None) -> int:
+            if key not in fields:
+                if default is None:
+                    raise ValueError(f"{key} is required")
+                return default
+            try:
+                return int(str(fields[key]).strip(), 0)
+            except ValueError:
+                raise ValueError(f"{key} {fields[key]!r} is not an integer") from None
+        kd = cls(enable_ieee_mode=1, enable_dx10_clamp=1, float_denorm_mode_16_64=3,
+                 enable_sgpr_workgroup_id_x=1)
+        for key, attr in DIRECTIVE_FIELDS.items():
+            if key in fields and attr != "user_sgpr_count":
+                setattr(kd, attr, val(key))
+        kd.user_sgpr_count = val(".amdhsa_user_sgpr_count", kd.implied_user_sgprs)
+        kd.set_register_counts(num_vgprs=val(".amdhsa_next_free_vgpr"),
+                               num_sgprs=val(".amdhsa_next_free_sgpr") + GFX942_EXTRA_SGPRS,
+                               accum_offset_vgprs=val(".amdhsa_accum_offset"))
+        return kd
+
     def directive_blockers(self) -> list[str]:
         """Nonzero fields that no ``.amdhsa_*`` directive can express (LLVM 19, gfx942)."""
         out = [n for n in _NO_DIRECTIVE if getattr(self, n)]

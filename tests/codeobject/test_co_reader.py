@@ -56,6 +56,30 @@ def test_descriptor_matches_clang_directives(corpus_dir):
     assert checked >= 30
 
 
+def test_descriptor_from_clang_directives(corpus_dir):
+    """Oracle: the descriptor llvm-mc built from each clang .amdhsa_kernel block (in K.co)
+    equals KernelDescriptor.from_directives of the same block (entry offset aside)."""
+    from asmevo.frontend.asm_parser import parse_asm
+    n = 0
+    for s_path in sorted(corpus_dir.glob("*.s")):
+        m = parse_asm(s_path.read_text(), str(s_path))
+        blk = next(it for it in m.items if type(it).__name__ == "AmdhsaKernel")
+        got = KernelDescriptor.from_directives(blk.fields)
+        want = read_code_object(s_path.with_suffix(".co")).kernels[0].descriptor
+        assert got.diff(want) == [("kernel_code_entry_byte_offset", 0, want.kernel_code_entry_byte_offset)], \
+            s_path.name
+        n += 1
+    assert n >= 30
+    # to_directives is the inverse for every corpus descriptor that has a directive form
+    for path in ALL:
+        for k in read_code_object(path).kernels:
+            if not k.descriptor.directive_blockers():
+                back = KernelDescriptor.from_directives(k.descriptor.to_directives())
+                assert [d[0] for d in back.diff(k.descriptor)] == ["kernel_code_entry_byte_offset"], path
+    with pytest.raises(ValueError, match="next_free_vgpr"):
+        KernelDescriptor.from_directives({".amdhsa_next_free_sgpr": "0"})
+
+
 def test_descriptor_known_bytes_br24():
     """PITFALLS BR-24 bytes: rsrc1 0x00af0040, rsrc2 0x1394, properties 0x1a, preload 4."""
     b = bytearray(64)
