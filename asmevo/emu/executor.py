@@ -1419,7 +1419,28 @@ def compile_mubuf(inst, spec, ctx, nxt):
         lanes = _active(wv)
         a, inr = addrs(wv, lanes)
         if is_atomic:
-            raise EmuError(f"{inst.opcode}: buffer atomics are not emulated yet")
+            # operands: vdata (old value returned there with glc/sc0), vaddr, srsrc, soffset;
+            # out-of-range lanes do nothing and return 0
+            aop = ex["op"]
+            ret = inst.has_mod("glc") or inst.has_mod("sc0")
+            R = wv.v if dst_or_data.file == "v" else wv.a
+            for j, ln in enumerate(lanes):
+                if not inr[j]:
+                    if ret:
+                        R[dst_or_data.index, ln] = 0
+                    continue
+                aj = a[j:j + 1]
+                old = int.from_bytes(mem.read(aj, 4, lanes[j:j + 1]).tobytes(), "little")
+                val = int(R[dst_or_data.index, ln])
+                if aop == "cmpswap":
+                    new = val if old == int(R[dst_or_data.index + 1, ln]) else old
+                else:
+                    new = _atomic_apply(aop, old, val)
+                mem.write(aj, np.frombuffer(new.to_bytes(4, "little"), U8).reshape(1, 4),
+                          lanes[j:j + 1])
+                if ret:
+                    R[dst_or_data.index, ln] = old
+            return nxt
         if load:
             data = np.zeros((len(lanes), size), U8)
             if np.count_nonzero(inr):

@@ -291,3 +291,16 @@ def test_mfma_i8_and_fp8_match_numpy(snippet):
             got[i, j] = s.w.a[i % 4, j + 16 * (i // 4)].view(np.int32)
     assert np.array_equal(got, D)
     assert np.isfinite(s.w.v[8:12].view(np.float32)).all() and (s.w.v[8:12] != 0).any()
+
+
+def test_buffer_atomic_add_with_return_and_range_check(snippet):
+    s = snippet(["buffer_atomic_add v1, v0, s[4:7], 0 offen glc"])
+    base = s.mem.map("buf", np.zeros(4, np.uint32))
+    s.w.s[4], s.w.s[5], s.w.s[6], s.w.s[7] = base & 0xFFFFFFFF, base >> 32, 8, 0x00027000
+    s.w.v[0] = (LANES % 4) * 4          # lanes hit dwords 0..3; dwords 2 and 3 are out of range
+    s.w.v[1] = 1
+    s.run()
+    out = s.mem.region("buf").data.view(np.uint32)
+    assert list(out) == [16, 16, 0, 0]
+    inr = LANES % 4 < 2
+    assert set(s.w.v[1][inr]) == set(range(16)) and (s.w.v[1][~inr] == 0).all()
