@@ -121,8 +121,8 @@ def kernel_abi(kernel, module=None) -> KernelABI:
         # llvm-mc: unified file = accum_offset + AGPRs; next_free_vgpr counts the total
         abi.vgpr_alloc = max(8, -(-abi.next_free_vgpr // 8) * 8)
     if abi.next_free_sgpr is not None:
-        extra = 2 * abi.reserve_vcc + 2 + 2 * abi.reserve_xnack  # VCC, FLAT_SCRATCH, XNACK
-        # gfx942 always counts FLAT_SCRATCH and XNACK_MASK (AMDGPUBaseInfo getNumExtraSGPRs)
-        extra = 6 if abi.reserve_vcc else 4
+        # llvm-mc adds VCC, FLAT_SCRATCH and XNACK_MASK (6) on gfx942 whatever the reserve_*
+        # directives say (AMDGPUBaseInfo getNumExtraSGPRs; checked against the corpus .co)
+        extra = 6
         abi.sgpr_alloc = max(8, -(-(abi.next_free_sgpr + extra) // 8) * 8)
     return abi

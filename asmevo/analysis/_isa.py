@@ -87,6 +87,7 @@ class Facts:
     defs: tuple = ()
     uses: tuple = ()
     partial: tuple = ()
+    explicit_uses: tuple = ()  # units of operands read (no implicit EXEC/VCC/M0/SCC)
     valu: bool = False
     salu: bool = False
     smem: bool = False
@@ -379,6 +380,7 @@ def facts(inst) -> Facts:
     uses = tuple(dict.fromkeys(_units(uops) + iuses + partial))
     defs = tuple(u for u in defs if u not in partial)
     f.defs, f.uses, f.partial = defs, uses, partial
+    f.explicit_uses = tuple(dict.fromkeys(_units(uops) + partial))
     f.gds = f.ds and (inst.has_mod("gds") or inst.opcode.startswith("ds_gws"))
     b = _base_mnemonic(inst.opcode)
     f.lds_dma = (f.vmem or f.flat) and (inst.has_mod("lds") or "_lds_" in b)
