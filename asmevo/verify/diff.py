@@ -230,6 +230,10 @@ def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None 
                 if cache is not None:
                     cache[key] = ro
         except AsmevoError as e:
+            if isinstance(e, EmulatorInternalError):
+                skipped.append(f"trial {t} ({kind}): emulator internal error on the original: "
+                               f"{str(e)[:160]}")
+                continue
             if _classify(e) == "unsupported":
                 return Verdict(Status.UNKNOWN_UNSUPPORTED, f"the emulator cannot run the original: {e}",
                                [Evidence("diff", "unsupported", str(e), {"trial": t, "side": "original"})])

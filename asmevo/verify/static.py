@@ -328,6 +328,39 @@ def allocation_notes(facts: KernelFacts) -> list[str]:
     return out
 
 
+def _budget(module: Module | None, kernel: Kernel):
+    try:
+        from ..analysis import AnalysisManager
+        from ..analysis.regbudget import RegisterBudget
+        return RegisterBudget(kernel, AnalysisManager(module))
+    except Exception:  # noqa: BLE001 - optional second opinion
+        return None
+
+
+def budget_problems(cand_mod: Module, cand: KernelFacts, orig_mod: Module | None,
+                    orig: KernelFacts | None) -> list[tuple[Status, Evidence]]:
+    """Problems reported by :class:`asmevo.analysis.regbudget.RegisterBudget` (a second,
+    independently written opinion on register and LDS budgets) that the original does
+    not have at least as badly.  Returns ``[(status, evidence)]``; nothing when the
+    analysis is unavailable (the checks above still apply)."""
+    cb = _budget(cand_mod, cand.kernel)
+    if cb is None:
+        return []
+    ob = _budget(orig_mod, orig.kernel) if orig is not None else None
+    worst: dict = {}
+    for p in (ob.problems if ob is not None else []):
+        worst[p.what] = max(worst.get(p.what, -1), p.used)
+    out = []
+    for p in cb.problems:
+        if p.what in worst and p.used <= worst[p.what]:
+            continue
+        st = Status.REJECTED_REGISTER_BOUNDS if p.what in ("vgpr", "agpr", "sgpr") \
+            else Status.REJECTED_DESCRIPTOR_COUNTS
+        out.append((st, Evidence("static", f"budget-{p.what}", f"{cand.name}: {p.message}",
+                                 {"kernel": cand.name, "used": p.used, "granted": p.granted})))
+    return out
+
+
 # --- waitcnt / hazards from asmevo.analysis ----------------------------------
 
 class AnalysisUnavailable(Exception):
@@ -372,8 +405,32 @@ def _violations(kind: str, module: Module, kernel: Kernel) -> list[dict]:
 
 
 def _hazard_violations(hz, module: Module, kernel: Kernel) -> list[dict]:
-    """Adapter to :mod:`asmevo.analysis.hazards` (see :func:`_violations`)."""
-    raise AnalysisUnavailable("hazard analysis adapter not wired")
+    """Adapter to :class:`asmevo.analysis.hazards.HazardAnalysis` (see :func:`_violations`).
+
+    The signature ignores the available wait-state count so that a hazard the
+    original already has (an analysis false positive, or a hand-written
+    kernel's choice) is forgiven in the candidate only if it is no worse
+    (``available`` not smaller)."""
+    from ..analysis import AnalysisManager
+    try:
+        h = hz.HazardAnalysis(kernel, AnalysisManager(module))
+    except Exception as e:  # noqa: BLE001 - the analysis could not handle this kernel
+        raise AnalysisUnavailable(f"hazard analysis failed: {type(e).__name__}: {e}") from None
+    out = []
+    for v in h.violations:
+        u = v.unit
+        reg = None if u is None else (f"{u[0]}{u[1]}" if len(u) == 2 else u[0])
+        prod = v.producer.text() if v.producer is not None else None
+        rule = hz.RULES.get(v.rule)
+        desc = f"{rule.producer} -> {rule.consumer}" if rule else f"rule {v.rule}"
+        out.append({"message": f"{v.inst.text()}: {v.available} wait state(s) after "
+                               f"{prod or 'its producer'}, {v.required} required ({desc}; "
+                               f"ISA_NOTES hazard row {v.rule})",
+                    "signature": (v.inst.text(), prod, v.rule, u),
+                    "available": v.available,
+                    "instruction": v.inst.text(), "producer": prod, "rule": v.rule,
+                    "required": v.required, "register": reg, "block": v.block, "index": v.index})
+    return out
 
 
 def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> list[dict]:
@@ -438,13 +495,17 @@ def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
         cv = cv + extra
     budget: dict = {}
     for v in ov:
-        budget[v["signature"]] = budget.get(v["signature"], 0) + 1
+        budget.setdefault(v["signature"], []).append(v.get("available", 0))
     ev = []
     for v in cv:
         s = v["signature"]
-        if budget.get(s, 0) > 0:
-            budget[s] -= 1
-            continue
+        avail = budget.get(s)
+        if avail:
+            # forgiven when the original has the same violation with no more wait states
+            best = min(avail)
+            if v.get("available", 0) >= best:
+                avail.remove(best)
+                continue
         ev.append(Evidence("static", kind, f"{cand.name}: {v['message']}",
                            {"kernel": cand.name, **{k: x for k, x in v.items() if k != "signature"}}))
     return ev, None
@@ -476,6 +537,8 @@ def check_static(orig: Module | None, cand: Module, *, kernels: list[str] | None
             unknown.append(f"{n}: no kernel descriptor to check registers against")
         buckets[Status.REJECTED_REGISTER_BOUNDS] += check_register_bounds(f, o)
         buckets[Status.REJECTED_DESCRIPTOR_COUNTS] += check_descriptor_counts(f, o)
+        for st_, e in budget_problems(cand, f, orig, o):
+            buckets[st_].append(e)
         notes += allocation_notes(f)
         if memory_order:
             for kind, st in (("waitcnt", Status.REJECTED_WAITCNT), ("hazard", Status.REJECTED_HAZARD)):
