@@ -501,3 +501,12 @@ def test_asm_gives_the_compilers_layout(tmp_path, src, co, capsys):
     alloc = lambda c: [(s.name, s.addr, s.size, s.data) for s in c.sections if s.alloc]  # noqa: E731
     assert alloc(a) == alloc(b)
     assert a.e_flags == b.e_flags and a.abi_version == b.abi_version
+
+
+@pytest.mark.parametrize("rel", ["vadd_f32.co", "triton/tr_matmul.hsaco",
+                                 "aiter/gfx942/topksoftmax/topksoftmax_4x128x4.co"])
+def test_unchanged_module_patches_to_identical_file(tmp_path, corpus_dir, rel):
+    m = disassemble(corpus_dir / rel)
+    out = tmp_path / "same.co"
+    assert write_code_object(m, str(out)) == "patched"
+    assert out.read_bytes() == (corpus_dir / rel).read_bytes()
