@@ -587,6 +587,11 @@ def compile_vop3p(inst, spec, ctx, nxt):
         return f
     lo_rd = [pick(k, False) for k in range(ns)]
     hi_rd = [pick(k, True) for k in range(ns)]
+    if spec.name == "v_pk_mov_b32":
+        # D.lo = src0 half op_sel[0], D.hi = src1 half op_sel[1] (op_sel_hi unused)
+        sel = list(inst.mod("op_sel") or (0, 0))
+        lo_rd[0] = halves[0][1] if sel[0] else halves[0][0]
+        hi_rd[1] = halves[1][1] if sel[1] else halves[1][0]
     d = _regs_of(ops[0])
     wr = vwriter(d, "b64" if ew == 32 else "b32")
     fn = spec.fn

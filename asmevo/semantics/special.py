@@ -90,6 +90,10 @@ for sz in ("b32", "b64", "b96", "b128", "u8", "i8", "u16", "i16"):
 for sz in ("b32", "b64", "b96", "b128", "b8", "b16"):
     K(f"ds_write_{sz}", "ds", op="write", size=_SIZES[sz])
 K("ds_write_b8_d16_hi", "ds", op="write", size=1, d16_hi=True)
+for n, sz, hi, sg in (("u8_d16", 1, False, False), ("u8_d16_hi", 1, True, False),
+                      ("i8_d16", 1, False, True), ("i8_d16_hi", 1, True, True),
+                      ("u16_d16", 2, False, False), ("u16_d16_hi", 2, True, False)):
+    K(f"ds_read_{n}", "ds", op="read", size=sz, d16=True, d16_hi=hi, signed=sg)
 K("ds_write_b16_d16_hi", "ds", op="write", size=2, d16_hi=True)
 for n, sz, st in (("ds_read2_b32", 4, 1), ("ds_read2_b64", 8, 1), ("ds_read2st64_b32", 4, 64),
                   ("ds_read2st64_b64", 8, 64)):

@@ -839,10 +839,13 @@ def _vop3p(st, inst, spec):
         if (neg_hi if hi else neg_lo)[k] and ety[0] == "f":
             v = B.fneg(v)
         return v
-    lo = spec.fn(B, *[pick(k, False) for k in range(ns)])
-    hi = spec.fn(B, *[pick(k, True) for k in range(ns)])
     if spec.name == "v_pk_mov_b32":
-        lo, hi = lo[0], hi[1]
+        # D.lo = src0 half op_sel[0], D.hi = src1 half op_sel[1] (op_sel_hi unused)
+        sel = list(inst.mod("op_sel") or (0, 0))
+        lo, hi = halves[0][1 if sel[0] else 0], halves[1][1 if sel[1] else 0]
+    else:
+        lo = spec.fn(B, *[pick(k, False) for k in range(ns)])
+        hi = spec.fn(B, *[pick(k, True) for k in range(ns)])
     if inst.mod("clamp") and ety[0] == "f":
         lo, hi = B.fclamp01(lo), B.fclamp01(hi)
     _write_v(st, ops[0], "b64" if ew == 32 else "b32", z3.Concat(hi, lo), st.active())

@@ -304,3 +304,19 @@ def test_buffer_atomic_add_with_return_and_range_check(snippet):
     assert list(out) == [16, 16, 0, 0]
     inr = LANES % 4 < 2
     assert set(s.w.v[1][inr]) == set(range(16)) and (s.w.v[1][~inr] == 0).all()
+
+
+def test_pk_mov_and_ds_d16(snippet):
+    s = snippet(["v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[0,1]",
+                 "v_pk_mov_b32 v[6:7], v[2:3], v[4:5]",
+                 "ds_write_b32 v8, v9", "ds_read_u16_d16_hi v10, v8", "ds_read_u8_d16 v11, v8 offset:1"])
+    s.w.v[2], s.w.v[3], s.w.v[4], s.w.v[5] = 1, 2, 3, 4
+    s.w.v[8] = LANES * 4
+    s.w.v[9] = 0xBEEFCAFE
+    s.w.v[10] = 0x1234
+    s.w.v[11] = 0xAAAA5555
+    s.run()
+    assert (s.w.v[0] == 1).all() and (s.w.v[1] == 4).all()   # 64-bit move idiom
+    assert (s.w.v[6] == 1).all() and (s.w.v[7] == 3).all()
+    assert (s.w.v[10] == 0xCAFE1234).all()
+    assert (s.w.v[11] == 0xAAAA00CA).all()
