@@ -68,7 +68,24 @@ class MemInfo:
 
 @dataclass(frozen=True, slots=True)
 class InstrInfo:
-    """One ISA-table record (see isa_specs/README.md for every field)."""
+    """One ISA-table record (isa_specs/README.md describes every field).
+
+    ``name``: printed mnemonic; ``base``: without ``_e32``/``_e64``/``_dpp``/``_sdwa``;
+    ``variant``: that suffix or ``""``; ``family``: SOP1, SOP2, SOPK, SOPC, SOPP, SMEM,
+    VOP1, VOP2, VOPC, VOP3, VOP3P, VOP3P-MAI, DS, MUBUF, MTBUF, FLAT, GLOBAL, SCRATCH
+    (``_dpp``/``_sdwa`` keep their VOP1/VOP2/VOPC family); ``vop``: VOP1/VOP2/VOPC
+    origin of an ``_e64`` record; ``opcode``: opcode field of ``encoding``; ``size``:
+    bytes without an optional literal (mandatory literals included);
+    ``operands``: printed order; ``implicit_defs``/``implicit_uses``: unit names
+    (``"scc"``, ``"vcc_lo"``, ``"exec_hi"``, ``"m0"``); ``mem``: :class:`MemInfo`;
+    ``counters``: waitcnt counters incremented; ``branch``: uncond, cond, indirect,
+    call, return, endpgm or trap, with ``branch_cond`` (scc0, scc1, vccz, vccnz,
+    execz, execnz, cdbg*); ``latency``: salu, sopp, branch, smem, valu, trans, mfma
+    (non-XDL), xdl, dgemm, lds, vmem; ``passes``: MFMA passes (llvm-mca gfx940
+    model); ``rtn``: how an atomic returns the old value (``"sc0"``, ``"glc"``,
+    ``"always"``); ``rtn_operands``: printed operands of the returning FLAT/GLOBAL
+    atomic form; ``example``: one instance as LLVM prints it.
+    """
 
     name: str
     base: str
@@ -85,6 +102,7 @@ class InstrInfo:
     branch_cond: str | None
     latency: str
     is_mfma: bool
+    is_mai: bool
     is_smfmac: bool
     is_xdl: bool
     passes: int
@@ -149,7 +167,8 @@ def _table() -> tuple[dict[str, InstrInfo], dict[str, str]]:
             implicit_defs=tuple(r["implicit_defs"]), implicit_uses=tuple(r["implicit_uses"]),
             mem=MemInfo(mem["kind"], mem["space"], mem["bytes"]) if mem else None,
             counters=tuple(r["counters"]), branch=r["branch"], branch_cond=r["branch_cond"],
-            latency=r["latency"], is_mfma=r["is_mfma"], is_smfmac=r["is_smfmac"],
+            latency=r["latency"], is_mfma=r["is_mfma"], is_mai=r["is_mai"],
+            is_smfmac=r["is_smfmac"],
             is_xdl=r["is_xdl"], passes=r["passes"], is_trans=r["is_trans"], is_dot=r["is_dot"],
             is_dgemm=r["is_dgemm"], is_salu=r["is_salu"], is_sopp=r["is_sopp"],
             is_valu=r["is_valu"], is_vmem=r["is_vmem"], is_smem=r["is_smem"], is_ds=r["is_ds"],

@@ -249,6 +249,7 @@ def apply(table):
             "is_vmem": is_vmem, "is_flat": fam in ("FLAT", "GLOBAL", "SCRATCH"),
             "is_smem": fam == "SMEM", "is_ds": fam == "DS",
             "is_mfma": is_mfma, "is_smfmac": base.startswith("v_smfmac"),
+            "is_mai": fam == "VOP3P-MAI",   # SIInstrInfo::isMAI: MFMA, SMFMAC, accvgpr r/w
             "is_xdl": is_xdl, "is_dgemm": is_dgemm,
             "is_trans": base in TRANS, "is_dot": base.startswith("v_dot"),
             "is_cmpx": base.startswith("v_cmpx_"),
