@@ -1375,10 +1375,14 @@ def compile_mubuf(inst, spec, ctx, nxt):
     instructions", range checking)."""
     ex = spec.extra
     size, load = ex["size"], ex.get("load", False)
-    ops = inst.operands
-    dst_or_data = _regs_of(ops[0])
+    ops = list(inst.operands)
+    if inst.has_mod("lds") and len(ops) == 3:
+        ops = [None] + ops          # LDS DMA: no vdata operand (vaddr, srsrc, soffset)
+    dst_or_data = _regs_of(ops[0]) if ops[0] is not None else None
     vaddr = base_of(ops[1])
     rsrc_i = _sgpr_index(ops[2])
+    if rsrc_i is None:
+        raise CompileError(f"buffer resource {ops[2]} is not an SGPR quad")
     soff = base_of(ops[3]) if len(ops) > 3 else Imm(0)
     soff_r = _const_reader(int(soff.value) & 0xFFFFFFFF, 32) if isinstance(soff, Imm) else \
         reader(soff, "u32", vector_ok=False)

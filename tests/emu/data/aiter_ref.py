@@ -32,3 +32,30 @@ def bwd_dq_convert(dQ_acc, **_):
     hb = h.view(np.uint16)
     hb = np.where(away & np.isfinite(x), hb - np.uint16(1), hb).astype(np.uint16)
     return {"dQ": hb.view(np.float16)}
+
+
+def unshuffle_b(Bs, N, K, layout=(16, 16)):
+    """Inverse of aiter's shuffle_weight(B, layout): B [N, K] int8 was stored as
+    view(N/BN, BN, K/BK, BK/16, 16).permute(0, 2, 3, 1, 4) with BN, BK = layout[0], 2*layout[1]."""
+    BN, BK = layout[0], 2 * layout[1]
+    x = Bs.reshape(N // BN, K // BK, BK // 16, BN, 16)
+    return x.transpose(0, 3, 1, 2, 4).reshape(N, K)
+
+
+def _bf16_bits(x):
+    f = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = (f + 0x7FFF + ((f >> 16) & 1)) >> 16
+    return r.astype(np.uint16)
+
+
+def bf16_to_f32(bits):
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def i8gemm_bf16(A, B, SA, SB, BIAS, M, Ndim, K, **_):
+    """out[M, N] = bf16((A @ B^T) * SA[m] * SB[n] + BIAS[n]); B pre-shuffled with aiter's
+    shuffle_weight layout (16, 16); returned as bf16 bit patterns (uint16)."""
+    Bu = unshuffle_b(B, Ndim, K)
+    acc = A.reshape(M, K).astype(np.int64) @ Bu.astype(np.int64).T
+    out = acc.astype(np.float64) * SA[:, None] * SB[None, :] + BIAS[None, :]
+    return {"C": _bf16_bits(out).reshape(-1)}
