@@ -249,5 +249,44 @@ def write_code_object(module: Module, path: str, *, inputs: tuple[str, ...] = ()
         return "patched"
     # llvm-mc line numbers refer to the printed module, not to the source file
     data = assemble_bytes(print_module(module), filename=f"<printed module of {module.source or '?'}>")
+    check_pc_relative_layout(module, data)
     write_output(path, data, inputs=inputs)
     return "assembled"
+
+
+def check_pc_relative_layout(module: Module, data: bytes) -> None:
+    """Refuse a rebuilt code object whose data moved relative to ``.text`` when the code
+    computes addresses from the PC (``s_getpc_b64``): the disassembly keeps the resolved
+    offsets as plain literals, so they would now point at the wrong bytes.
+
+    Raises:
+        AsmevoError: naming the first ``s_getpc_b64`` and the section that moved.
+    """
+    co = module.code_object
+    if co is None:
+        return
+    getpc = next(((k, i) for k in module.kernels for i in k.instructions()
+                  if i.opcode == "s_getpc_b64"), None)
+    if getpc is None:
+        return
+    import os
+    import tempfile
+    from ..frontend.codeobject import read_code_object
+    with tempfile.TemporaryDirectory(prefix="asmevo-layout-") as d:
+        p = os.path.join(d, "new.co")
+        with open(p, "wb") as f:
+            f.write(data)
+        new = read_code_object(p)
+    old_text, new_text = co.text.addr, new.text.addr
+    for s in co.sections:
+        if not s.alloc or s.name == ".text" or s.type not in ("SHT_PROGBITS", "SHT_NOBITS"):
+            continue
+        ns = new.section(s.name)
+        if ns is None or ns.addr - new_text != s.addr - old_text:
+            k, i = getpc
+            where = f" at {i.address:#x}" if i.address is not None else ""
+            raise AsmevoError(
+                f"the rebuilt layout moves {s.name} relative to .text "
+                f"({s.addr - old_text:#x} -> {f'{ns.addr - new_text:#x}' if ns else 'gone'}), but kernel "
+                f"{k.name} computes addresses from the PC (s_getpc_b64{where}); its literal offsets "
+                "would point at the wrong data", file=module.source)

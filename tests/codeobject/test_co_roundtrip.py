@@ -510,3 +510,69 @@ def test_unchanged_module_patches_to_identical_file(tmp_path, corpus_dir, rel):
     out = tmp_path / "same.co"
     assert write_code_object(m, str(out)) == "patched"
     assert out.read_bytes() == (corpus_dir / rel).read_bytes()
+
+
+_GETPC_SRC = """\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+\t.amdhsa_code_object_version 5
+\t.text
+\t.globl k
+\t.p2align 8
+\t.type k,@function
+k:
+\ts_getpc_b64 s[2:3]
+\ts_add_u32 s2, s2, table@rel32@lo+4
+\ts_addc_u32 s3, s3, table@rel32@hi+12
+\ts_load_dword s4, s[2:3], 0x0
+\ts_endpgm
+\t.section .rodata,"a",@progbits
+\t.p2align 6
+\t.amdhsa_kernel k
+\t\t.amdhsa_next_free_vgpr 1
+\t\t.amdhsa_next_free_sgpr 5
+\t\t.amdhsa_accum_offset 4
+\t.end_amdhsa_kernel
+\t.p2align 2
+table:
+\t.long 1, 2, 3, 4
+\t.amdgpu_metadata
+---
+amdhsa.kernels:
+  - .name: k
+    .symbol: k.kd
+    .kernarg_segment_size: 0
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .kernarg_segment_align: 4
+    .wavefront_size: 64
+    .sgpr_count: 11
+    .vgpr_count: 1
+    .max_flat_workgroup_size: 64
+amdhsa.target: amdgcn-amd-amdhsa--gfx942
+amdhsa.version:
+  - 1
+  - 2
+...
+\t.end_amdgpu_metadata
+"""
+
+
+def test_pc_relative_code(tmp_path):
+    """s_getpc_b64 + rel32 literals: the resolved offsets are kept (one literal that llvm-mc would
+    fold to an inline constant is raw); a rebuild that moves .rodata relative to .text is refused,
+    one that keeps the layout is written."""
+    from asmevo.errors import AsmevoError
+    p = tmp_path / "getpc.co"
+    p.write_bytes(assemble_bytes(_GETPC_SRC))
+    assert all(c.ok for c in roundtrip(str(p)))
+    m = disassemble(p)
+    insts = list(m.kernel("k").instructions())
+    assert [i.raw for i in insts] == [False, False, True, False, False]  # s_addc_u32 ..., 0xffffffff
+    m.kernels[0].metadata[".max_flat_workgroup_size"] = 128
+    assert write_code_object(m, str(tmp_path / "ok.co")) == "assembled"
+    m = disassemble(p)
+    m.kernels[0].metadata[".args"] = [{".offset": 4 * i, ".size": 4, ".value_kind": "by_value"}
+                                      for i in range(60)]
+    m.kernels[0].metadata[".kernarg_segment_size"] = 240
+    with pytest.raises(AsmevoError, match="moves .rodata relative to .text.*s_getpc_b64"):
+        write_code_object(m, str(tmp_path / "moved.co"))
+    assert not (tmp_path / "moved.co").exists()
