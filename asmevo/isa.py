@@ -226,7 +226,38 @@ def _template(inst, info: InstrInfo) -> tuple[OperandInfo, ...]:
     if info.rtn_operands is not None and len(inst.operands) == len(info.rtn_operands) \
             and len(info.rtn_operands) != len(ops):
         return info.rtn_operands
+    if len(inst.operands) < len(ops):
+        return _without_fixed(inst, ops)[0]
     return ops
+
+
+_SPECIAL_UNITS = {"vcc": ("vcc_lo", "vcc_hi"), "exec": ("exec_lo", "exec_hi")}
+
+
+def _without_fixed(inst, ops: tuple[OperandInfo, ...]):
+    """Template without printed fixed registers (``vcc`` of ``v_cmp_*_e32``,
+    ``v_cndmask_b32_e32``...) that ``inst`` leaves out; returns (template,
+    dropped OperandInfos)."""
+    present = {str(base_of(o)) for o in inst.operands}
+    keep, dropped = [], []
+    for o in ops:
+        if o.cls == "special" and o.name.rstrip("0123456789") not in present \
+                and len(inst.operands) < len(ops) - len(dropped):
+            dropped.append(o)
+        else:
+            keep.append(o)
+    return tuple(keep), dropped
+
+
+def _dropped_units(inst, info: InstrInfo, role: str) -> list[tuple]:
+    if len(inst.operands) >= len(info.operands):
+        return []
+    _, dropped = _without_fixed(inst, info.operands)
+    out = []
+    for o in dropped:
+        if o.role == role or o.role == "defuse":
+            out += [(u,) for u in _SPECIAL_UNITS.get(o.name.rstrip("0123456789"), ())]
+    return out
 
 
 def operand_roles(inst) -> list[str]:
@@ -303,12 +334,16 @@ def implicit_defs(inst) -> tuple[tuple, ...]:
 
     Record-level Defs (SOPInstructions.td, VOPCInstructions.td): SCC for SALU
     arithmetic/compares, EXEC for ``v_cmpx``/``s_*_saveexec``/``s_*_wrexec``,
-    M0 for ``s_set_gpr_idx_*``.  Empty for unknown mnemonics.
+    M0 for ``s_set_gpr_idx_*``; plus a printed fixed register the instruction
+    leaves out (``v_cmp_eq_f32_e32 v1, v2`` without ``vcc`` -> VCC).  Empty for
+    unknown mnemonics.
     """
     info = inst.info if hasattr(inst, "info") else lookup(inst.opcode)
     if info is None:
         return ()
-    return tuple((u,) for u in info.implicit_defs)
+    units = [(u,) for u in info.implicit_defs]
+    units += [u for u in _dropped_units(inst, info, "def") if u not in units]
+    return tuple(units)
 
 
 def implicit_uses(inst) -> tuple[tuple, ...]:
@@ -321,6 +356,7 @@ def implicit_uses(inst) -> tuple[tuple, ...]:
     if info is None:
         return ()
     units = [(u,) for u in info.implicit_uses]
+    units += [u for u in _dropped_units(inst, info, "use") if u not in units]
     if (info.family == "MUBUF" and inst.has_mod("lds")) or (info.is_ds and inst.has_mod("gds")):
         if ("m0",) not in units:
             units.append(("m0",))

@@ -306,6 +306,17 @@ def test_dynamic_counters_lds_and_unknown():
         isa.use_operands(Instruction("v_not_real", [Reg("v", 0)]))
 
 
+def test_vcc_left_out_becomes_implicit():
+    """The e32 forms print VCC; an instruction built without it still reports it."""
+    i = Instruction("v_cmp_eq_f32_e32", [Reg("v", 1), Reg("v", 2)])
+    assert isa.def_operands(i) == [] and isa.implicit_defs(i) == (("vcc_lo",), ("vcc_hi",))
+    i = Instruction("v_cndmask_b32_e32", [Reg("v", 0), Reg("v", 1), Reg("v", 2)])
+    assert isa.def_operands(i) == [Reg("v", 0)]
+    assert ("vcc_lo",) in isa.implicit_uses(i) and isa.implicit_defs(i) == ()
+    i = Instruction("v_cmp_eq_f32_e32", [Special("vcc"), Reg("v", 1), Reg("v", 2)])
+    assert isa.implicit_defs(i) == ()
+
+
 def test_special_vcc_operand_in_unit_terms():
     from asmevo.ir.operands import reg_units
     inst = Instruction("v_cmp_eq_f32_e32", [Special("vcc"), Reg("v", 1), Reg("v", 2)])
