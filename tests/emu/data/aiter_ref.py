@@ -59,3 +59,19 @@ def i8gemm_bf16(A, B, SA, SB, BIAS, M, Ndim, K, **_):
     acc = A.reshape(M, K).astype(np.int64) @ Bu.astype(np.int64).T
     out = acc.astype(np.float64) * SA[:, None] * SB[None, :] + BIAS[None, :]
     return {"C": _bf16_bits(out).reshape(-1)}
+
+
+def i8gemm_bf16_splitk(A, B, SA, SB, BIAS, M, Ndim, K, KS, **_):
+    """Split-K variant: each of the KS splits rounds its partial product to bf16 and adds it
+    with global_atomic_pk_add_bf16 into the zeroed output (bf16 + bf16, rounded)."""
+    Bu = unshuffle_b(B, Ndim, K).astype(np.int64)
+    A2 = A.reshape(M, K).astype(np.int64)
+    step = K // KS
+    acc = np.zeros((M, Ndim), np.float32)
+    for j in range(KS):
+        ks = slice(step * j, step * (j + 1))
+        p = (A2[:, ks] @ Bu[:, ks].T).astype(np.float32) * SA[:, None] * SB[None, :]
+        if j == 0:
+            p = p + BIAS[None, :]
+        acc = bf16_to_f32(_bf16_bits(acc + bf16_to_f32(_bf16_bits(p))))
+    return {"C": _bf16_bits(acc).reshape(-1)}
