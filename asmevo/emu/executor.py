@@ -1715,9 +1715,16 @@ def _unpack_elems(raw: np.ndarray, ty: str):
 def compile_mfma(inst, spec, ctx, nxt):
     ex = spec.extra
     M, N, K, ty, tyb, acc = ex["M"], ex["N"], ex["K"], ex["ty"], ex["tyb"], ex["acc"]
-    for m in ("cbsz", "abid", "blgp"):
+    for m in ("cbsz", "abid"):
         if inst.mod(m, 0):
-            raise CompileError(f"MFMA modifier {m} is not emulated")
+            raise CompileError(f"MFMA modifier {m} (multi-block broadcast) is not emulated")
+    blgp = int(inst.mod("blgp", 0) or 0)
+    # B-matrix lane group pattern: which source lane each lane's B operand comes from
+    # (CDNA3 ISA guide, "MFMA ... BLGP"): 0 normal, 1/2 broadcast lanes 0-31 / 32-63 to
+    # both halves, 3 rotate down by 16 lanes, 4-7 broadcast 16-lane group (blgp-4) to all
+    lane = LANES
+    blgp_src = {0: lane, 1: lane & 31, 2: (lane & 31) + 32, 3: (lane + 16) & 63,
+                4: lane & 15, 5: (lane & 15) + 16, 6: (lane & 15) + 32, 7: (lane & 15) + 48}[blgp]
     ops = inst.operands
     d = _regs_of(ops[0])
     A, Bop = _regs_of(ops[1]), _regs_of(ops[2])
@@ -1756,6 +1763,8 @@ def compile_mfma(inst, spec, ctx, nxt):
     def run(wv):
         ea = _unpack_elems(regs(wv, A), ty)
         eb = _unpack_elems(regs(wv, Bop), tyb)
+        if blgp:
+            eb = eb[blgp_src]
         Am = ea[Ai, Ak]
         Bm = eb[Bl, Bk]
         if cconst is not None:

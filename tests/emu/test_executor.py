@@ -320,3 +320,17 @@ def test_pk_mov_and_ds_d16(snippet):
     assert (s.w.v[6] == 1).all() and (s.w.v[7] == 3).all()
     assert (s.w.v[10] == 0xCAFE1234).all()
     assert (s.w.v[11] == 0xAAAA00CA).all()
+
+
+def test_mfma_blgp_rotates_b(snippet):
+    rng = np.random.default_rng(9)
+    s = snippet(["v_mfma_f32_32x32x8_f16 v[8:23], v[0:1], v[2:3], 0",
+                 "v_mfma_f32_32x32x8_f16 v[24:39], v[0:1], v[4:5], 0 blgp:3"])
+    a = rng.uniform(-1, 1, (64, 4)).astype(np.float16)
+    b = rng.uniform(-1, 1, (64, 4)).astype(np.float16)
+    s.w.v[0:2] = a.view(np.uint32).T
+    s.w.v[2:4] = b.view(np.uint32).T
+    # v[4:5] holds b shifted up by 16 lanes; blgp:3 (lane i reads lane i+16) undoes the shift
+    s.w.v[4:6] = np.roll(b, 16, axis=0).view(np.uint32).T
+    s.run()
+    assert np.array_equal(s.w.v[8:24], s.w.v[24:40])
