@@ -224,6 +224,15 @@ def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000) -> 
     """
     if not plan:
         return []
+    frozen = frozen_blocks(kernel, getattr(am, "module", None))
+    if frozen:
+        def movable(item) -> bool:
+            first = item[0][0] if isinstance(item[0], tuple) else item[0]
+            b, _ = kernel.locate(first)
+            return id(b) not in frozen
+        plan = [it for it in plan if movable(it)]
+        if not plan:
+            return []
 
     def attempt(items) -> bool:
         u = apply_edits(kernel, items)
@@ -247,3 +256,46 @@ def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000) -> 
         if attempt([item]):
             kept.append(item)
     return kept
+
+
+def kernarg_preload(kernel: Kernel, module) -> bool:
+    """Whether ``kernel`` preloads kernel arguments into SGPRs (descriptor
+    ``kernarg_preload_spec_length`` or ``.amdhsa_user_sgpr_kernarg_preload_length``)."""
+    kd = kernel.descriptor
+    if kd is not None and getattr(kd, "kernarg_preload_spec_length", 0):
+        return True
+    blk = module.amdhsa_kernel(kernel.name) if module is not None else None
+    if blk is not None:
+        return _int(blk.fields.get(".amdhsa_user_sgpr_kernarg_preload_length", "0")) not in (None, 0)
+    return False
+
+
+def frozen_blocks(kernel: Kernel, module) -> set[int]:
+    """ids of blocks the optimisation passes must not edit.
+
+    * blocks no branch or fall-through reaches (padding or data between code);
+    * with kernarg preloading, the entry block and everything up to the target of its
+      branch: the firmware starts a preloading dispatch 256 bytes into the kernel,
+      so the fallback prologue and its padding must keep their size (AMDGPUUsage
+      "Preloaded Kernel Arguments").
+    """
+    from .liveness import kernel_flow
+    flow = kernel_flow(kernel)
+    frozen: set[int] = set()
+    if flow.ok:
+        pred = flow.pred
+        for n, b in enumerate(kernel.blocks):
+            if n and not pred[n]:
+                frozen.add(id(b))
+    if kernarg_preload(kernel, module) and kernel.blocks:
+        entry = kernel.blocks[0]
+        frozen.add(id(entry))
+        last = entry.instructions[-1] if entry.instructions else None
+        target = None
+        if last is not None and last.opcode == "s_branch":
+            target = next((getattr(o, "name", None) for o in last.operands), None)
+        for b in kernel.blocks[1:]:
+            if target is None or b.label == target:
+                break
+            frozen.add(id(b))
+    return frozen

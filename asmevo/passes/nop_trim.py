@@ -49,6 +49,11 @@ class NopTrim(Pass):
             stats["skipped-no-hazard-analysis"] += 1
             return PassResult(changed=False, stats=stats)
         budget = [self.max_checks]
+        from .checks import frozen_blocks
+        frozen = frozen_blocks(kernel, getattr(am, "module", None))
+        stats["merged-nops"] += self._merge_runs(kernel, frozen)
+        am.invalidate(kernel, frozenset())
+        base = hazard_violations(kernel, am) or base
 
         def ok() -> bool:
             budget[0] -= 1
@@ -57,6 +62,8 @@ class NopTrim(Pass):
             return v is not None and not (v - base)
 
         for b in kernel.blocks:
+            if id(b) in frozen:
+                continue
             i = 0
             while i < len(b.instructions):
                 inst = b.instructions[i]
@@ -90,3 +97,40 @@ class NopTrim(Pass):
                 am.invalidate(kernel, frozenset())
                 i += 1
         return PassResult(stats=stats)
+
+    @staticmethod
+    def _merge_runs(kernel: Kernel, frozen: set[int] = frozenset()) -> int:
+        """Merge runs of adjacent ``s_nop`` into the fewest that give the same wait states
+        (``s_nop N`` gives N+1, at most 8 each).  Returns the number of nops saved."""
+        saved = 0
+        for b in kernel.blocks:
+            if id(b) in frozen:
+                continue
+            out: list[Instruction] = []
+            run: list[Instruction] = []
+
+            def flush() -> None:
+                nonlocal saved
+                total = sum(int(getattr(x.operands[0], "value", 0)) + 1 for x in run)
+                need = (total + 7) // 8
+                if len(run) > need:
+                    saved += len(run) - need
+                    while total > 0:
+                        n = min(total, 8)
+                        out.append(_nop(n - 1))
+                        total -= n
+                else:
+                    out.extend(run)
+                run.clear()
+            for inst in b.instructions:
+                if inst.opcode == "s_nop" and inst.operands and isinstance(
+                        getattr(inst.operands[0], "value", None), int):
+                    run.append(inst)
+                    continue
+                if run:
+                    flush()
+                out.append(inst)
+            if run:
+                flush()
+            b.instructions = out
+        return saved

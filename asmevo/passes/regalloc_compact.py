@@ -124,6 +124,10 @@ class RegallocCompact(Pass):
         pinned = {f: {u[1] for u in entry if len(u) == 2 and u[0] == f} for f in ALIGN}
         pinned["v"] = {i for i in pinned["v"] if i <= 2}  # work-item IDs only (see docstring)
         pinned["a"] = set()
+        min_s = self._min_sgprs(kernel, module)
+        # every SGPR the hardware initialises keeps its number, used or not (kernarg
+        # preloading writes them even on paths this liveness does not see)
+        pinned["s"] |= set(range(min_s))
         old = _tops(kernel)
         maps: dict[str, dict[int, int]] = {}
         for f in ALIGN:
@@ -135,7 +139,6 @@ class RegallocCompact(Pass):
                     m[i] = starts[lo] + (i - lo)
             maps[f] = m
         new = {f: max((maps[f][i] + 1 for i in maps[f]), default=0) for f in ALIGN}
-        min_s = self._min_sgprs(kernel, module)
         occ_old = occupancy(old["v"], old["a"], max(old["s"], min_s))
         occ_new = occupancy(new["v"], new["a"], max(new["s"], min_s))
         stats["occupancy-before"] = occ_old

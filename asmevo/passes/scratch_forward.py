@@ -174,43 +174,9 @@ class ScratchForward(Pass):
         return [(s, None) for s, lo, hi in stores
                 if not any(l_lo < hi and lo < l_hi for _, l_lo, l_hi in loads)]
 
-    # -- transactions ------------------------------------------------------------
-    @staticmethod
-    def _apply(kernel: Kernel, plan) -> list:
-        undo = []
-        for old, new in plan:
-            b, i = kernel.locate(old)
-            if new is None:
-                del b.instructions[i]
-            else:
-                b.instructions[i] = new
-            undo.append((b, i, old, new))
-        return undo
-
-    @staticmethod
-    def _undo(undo: list) -> None:
-        for b, i, old, new in reversed(undo):
-            if new is None:
-                b.instructions.insert(i, old)
-            else:
-                b.instructions[i] = old
-
     def _apply_checked(self, kernel: Kernel, am, plan: list, baseline: Counter) -> list:
-        if not plan:
-            return []
-        u = self._apply(kernel, plan)
-        am.invalidate(kernel, frozenset())
-        if not (Counter(static_violations(kernel, am)) - baseline):
-            return plan
-        self._undo(u)
-        am.invalidate(kernel, frozenset())
-        done = []
-        for item in plan:
-            u = self._apply(kernel, [item])
-            am.invalidate(kernel, frozenset())
-            if Counter(static_violations(kernel, am)) - baseline:
-                self._undo(u)
-                am.invalidate(kernel, frozenset())
-            else:
-                done.append(item)
-        return done
+        from .checks import apply_checked
+        items = [(old, [] if new is None else [new]) for old, new in plan]
+        kept = apply_checked(kernel, am, items, list(baseline.elements()))
+        kept_ids = {id(o) for o, _ in kept}
+        return [(old, new) for old, new in plan if id(old) in kept_ids]

@@ -69,9 +69,13 @@ class WaitcntRelax(Pass):
             return PassResult(changed=False, stats=stats)
         baseline = Counter(static_violations(kernel, am))
         if self.merge:
-            stats["merged"] += self._merge(kernel)
+            from .checks import frozen_blocks
+            stats["merged"] += self._merge(kernel, frozen_blocks(kernel, getattr(am, "module", None)))
             am.invalidate(kernel, frozenset())
         plan = self._plan(kernel, am)
+        from .checks import frozen_blocks
+        frozen = frozen_blocks(kernel, getattr(am, "module", None))
+        plan = [p for p in plan if id(kernel.locate(p[0])[0]) not in frozen]
         if plan:
             undo = self._apply(kernel, plan)
             am.invalidate(kernel, frozenset())
@@ -83,7 +87,8 @@ class WaitcntRelax(Pass):
                 applied: list = []
                 rejected: set = set()
                 for _ in range(self.max_steps):
-                    todo = [x for x in self._plan(kernel, am) if id(x[0]) not in rejected]
+                    todo = [x for x in self._plan(kernel, am) if id(x[0]) not in rejected
+                            and id(kernel.locate(x[0])[0]) not in frozen]
                     if not todo:
                         break
                     item = todo[0]
@@ -102,10 +107,12 @@ class WaitcntRelax(Pass):
 
     # -- steps -----------------------------------------------------------------
     @staticmethod
-    def _merge(kernel: Kernel) -> int:
+    def _merge(kernel: Kernel, frozen: set[int] = frozenset()) -> int:
         from ..analysis.waitcnt import parse_waitcnt
         merged = 0
         for b in kernel.blocks:
+            if id(b) in frozen:
+                continue
             out: list[Instruction] = []
             for inst in b.instructions:
                 if inst.opcode == "s_waitcnt" and out and out[-1].opcode == "s_waitcnt":

@@ -124,3 +124,20 @@ def test_regalloc_compact_on_a_spread_out_corpus_kernel(corpus_dir):
     inputs = H.make_inputs(h, 0)
     res = run_kernel(m, "vadd_f32", H.make_launch(h, inputs))
     assert H.compare(h, res.outputs, H.reference(h, inputs)) == []
+
+
+def test_kernarg_preload_prologue_keeps_its_256_bytes(corpus_dir, tmp_path, capsys):
+    """Triton kernels preload kernel arguments: the firmware starts 256 bytes into the
+    kernel, after an s_load fallback prologue and padding; no pass may change that size."""
+    src = corpus_dir / "triton" / "tr_softmax.hsaco"
+    _, out, _ = _optimise(corpus_dir, "triton/tr_softmax.hsaco", tmp_path, capsys)
+
+    def entry_offset(path):
+        k = load(str(path)).kernels[0]
+        first = k.blocks[0]
+        target = first.instructions[-1].operands[0].name
+        assert first.instructions[-1].opcode == "s_branch"
+        start = first.instructions[0].address
+        return k.block(target).instructions[0].address - start
+    assert entry_offset(src) == 256
+    assert entry_offset(out) == 256
