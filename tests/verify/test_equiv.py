@@ -101,8 +101,8 @@ def test_timeout_is_unknown_never_equivalent():
     assert r.status == "unknown" and r.unknown_kind == "timeout"
 
 
-@pytest.mark.parametrize("inst", ["s_branch .L1", "v_mov_b32_dpp v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf",
-                                  "v_readlane_b32 s0, v1, 3"])
+@pytest.mark.parametrize("inst", ["s_branch .L1", "s_barrier",
+                                  "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15]"])
 def test_unsupported_is_unknown(inst):
     r = check_windows(W(inst), W(inst, "s_nop 0"))
     assert r.status == "unknown" and r.unknown_kind == "unsupported"
@@ -118,6 +118,13 @@ def test_float_swap_unknown_in_fp_mode_nan_payloads():
     c = W("v_mul_f32_e32 v3, v1, v2", "v_add_f32_e32 v0, v3, v1")
     d = W("v_mul_f32_e32 v3, v1, v2", "v_add_f32_e32 v0, v3, v1")
     assert check_windows(c, d).equivalent and check_windows(c, d, float_mode="uf").equivalent
+
+
+def test_cross_lane_dpp():
+    a = W("v_mov_b32_dpp v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf")
+    b = W("v_mov_b32_dpp v0, v1 quad_perm:[0,1,3,2] row_mask:0xf bank_mask:0xf")
+    assert check_windows(a, a + W("s_nop 0")).status == "equivalent"
+    assert check_windows(a, b).status in ("not equivalent", "unknown")
 
 
 def test_float_counterexample_in_fp_mode():

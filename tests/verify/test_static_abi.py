@@ -3,7 +3,8 @@
 import pytest
 
 from asmevo.verify.abi import compare_abi, descriptor_from_amdhsa, kernel_facts
-from asmevo.verify.static import (AnalysisUnavailable, check_descriptor_counts, check_static, lds_requirement,
+from asmevo.verify.static import (AnalysisUnavailable, check_descriptor_counts, check_register_bounds,
+                                  check_static, lds_requirement,
                                   scratch_requirement)
 from asmevo.verify import static as static_mod
 from asmevo.verify.verdict import Status
@@ -58,9 +59,12 @@ def test_agpr_beyond_allocation(mfma):
 
 
 def test_sgpr_reservation_counts(vadd):
-    # 16 SGPRs allocated, 6 reserved (VCC, XNACK, FLAT_SCRATCH): s9 is the last usable one.
+    # 16 SGPRs allocated, 6 reserved (VCC, XNACK, FLAT_SCRATCH): s9 is the last one that fits.
     ok = sub1(vadd, r"s_load_dword s3, s\[0:1\], 0x18", "s_load_dword s9, s[0:1], 0x18")
-    assert st(vadd, ok).status is not Status.REJECTED_REGISTER_BOUNDS
+    assert check_register_bounds(kernel_facts(parse(ok))["vadd_f32"]) == []
+    # ...but it is beyond .amdhsa_next_free_sgpr 8, which the register-budget analysis enforces
+    v = st(vadd, ok)
+    assert v.status is Status.REJECTED_REGISTER_BOUNDS and v.evidence[0].kind == "budget-sgpr"
     bad = sub1(vadd, r"s_load_dword s3, s\[0:1\], 0x18", "s_load_dword s10, s[0:1], 0x18")
     v = st(vadd, bad)
     assert v.status is Status.REJECTED_REGISTER_BOUNDS and v.evidence[0].data["index"] == 10
@@ -71,10 +75,14 @@ def test_shrunk_descriptor_rejected(mfma, vadd):
     cand = sub1(mfma, r"\.amdhsa_next_free_vgpr 32", ".amdhsa_next_free_vgpr 24")
     v = st(mfma, cand)
     assert v.status is Status.REJECTED_REGISTER_BOUNDS and v.evidence[0].data["file"] == "a"
-    # vadd: 8 VGPRs is one granule; ACCUM_OFFSET 4 without AGPRs aliases nothing.
+    # vadd: 8 VGPRs is one granule; ACCUM_OFFSET 4 without AGPRs aliases nothing, so the
+    # allocation still holds v7 -- only the register-budget analysis's stricter
+    # .amdhsa_next_free_vgpr rule rejects it.
     cand = sub1(vadd, r"\.amdhsa_next_free_vgpr 8", ".amdhsa_next_free_vgpr 4")
     cand = sub1(cand, r"\.amdhsa_accum_offset 8", ".amdhsa_accum_offset 4")
-    assert st(vadd, cand).status is Status.ACCEPTED
+    assert check_register_bounds(kernel_facts(parse(cand))["vadd_f32"]) == []
+    v = st(vadd, cand)
+    assert v.status is Status.REJECTED_REGISTER_BOUNDS and v.evidence[0].kind == "budget-vgpr"
 
 
 def test_relative_rules_tolerate_what_the_original_does(mfma):
