@@ -236,6 +236,8 @@ def apply(table):
         for o in rec["operands"]:   # VOPC e64 / v_readlane / v_readfirstlane write an SGPR
             if o["name"] == "vdst" and o["cls"] == "SGPR":
                 o["name"] = "sdst"
+            if base.startswith("ds_gws_") and o["name"] == "addr":
+                o["name"] = "data0"     # DS_GWS_1D: "data0 is encoded as addr" (DSInstructions.td)
         _roles(rec, fam)
 
         is_valu = fam.startswith("VOP")
