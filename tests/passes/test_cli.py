@@ -236,3 +236,39 @@ def test_verify_diff_needs_a_harness(src, tmp_path, capsys):
     assert main(["--passes=dce", "--verify=diff", str(src), "-o", str(out)]) == 2
     assert capsys.readouterr().err == "asmevo-opt: error: --verify=diff needs --harness H.json\n"
     assert not out.exists()
+
+
+TWO = """\
+\t.text
+\t.globl\ta
+\t.type\ta,@function
+a:
+\tv_mov_b32_e32 v9, 1
+\ts_endpgm
+\t.globl\tb
+\t.type\tb,@function
+b:
+\tv_mov_b32_e32 v9, 1
+\ts_endpgm
+"""
+
+
+def test_kernel_selection_only_touches_the_named_kernel(tmp_path):
+    src = tmp_path / "two.s"
+    src.write_text(TWO)
+    out = tmp_path / "o.s"
+    assert main(["--passes=dce", "--kernel", "b", str(src), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert text.count("v_mov_b32_e32 v9, 1") == 1
+    assert text.index("v_mov_b32_e32 v9, 1") < text.index("b:")
+
+
+def test_print_pipeline_passes(capsys):
+    assert main(["--passes=dce,kernel(nop-trim)", "--print-pipeline-passes"]) == 0
+    assert capsys.readouterr().out == ("kernel(dce<max-iterations=16>),"
+                                       "kernel(nop-trim<max-checks=4000>)\n")
+
+
+def test_no_pipeline_is_an_error(src, capsys):
+    assert main([str(src)]) == 2
+    assert "no pipeline given; use --passes=PIPELINE" in capsys.readouterr().err

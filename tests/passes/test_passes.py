@@ -152,9 +152,10 @@ def ksrc(tmp_path):
     return p
 
 
-def test_window_edit_example(ksrc, tmp_path):
+def test_window_edit_example(tmp_path):
     out = tmp_path / "o.s"
     edit = ROOT / "examples" / "edit_vadd_double.json"
+    ksrc = ROOT / "examples" / "edit_vadd_double.s"
     assert main([f"--passes=window-edit<file={edit}>", str(ksrc), "-o", str(out)]) == 0
     assert "\tv_add_f32_e32 v1, v1, v2\n\tv_add_f32_e32 v1, v1, v1\n\tglobal_store" \
         in out.read_text()
