@@ -491,3 +491,27 @@ def test_encoded_size_matches_every_corpus_instruction(corpus_dir):
                 wrong.append((m.group(1), nbytes, isa.encoded_size(inst)))
     assert n > 100000
     assert not wrong, wrong[:20]
+
+
+def test_pitfalls_from_shared_research():
+    """Cases from /work/shared/research/PITFALLS.md that concern the table."""
+    # BR-01: acc/acc_cd pick the register file per operand; roles follow the operands
+    i = _parse("v_mfma_f32_16x16x16_f16 v[10:13], a[2:3], v[4:5], v[6:9]")
+    assert _regs(isa.def_operands(i)) == ["v[10:13]"]
+    assert _regs(isa.use_operands(i)) == ["a[2:3]", "v[4:5]", "v[6:9]"]
+    assert [o.cls for o in i.info.operands][:3] == ["AV", "AV", "AV"]
+    # BR-02: SMFMAC accumulates into vdst; the 4th operand is the sparsity index
+    i = _parse("v_smfmac_f32_16x16x32_bf16 v[252:255], v[2:3], v[4:7], v3")
+    assert isa.operand_roles(i) == ["defuse", "use", "use", "use"]
+    # BR-03: 0.5 is inline for packed f32 (VOP3P has no literal on gfx942)
+    assert isa.encoded_size(_parse("v_pk_add_f32 v[10:11], v[2:3], 0.5")) == 8
+    # BR-05: v_mac_f32 and all its variants are absent on gfx940+
+    for n in ("v_mac_f32", "v_mac_f32_e32", "v_mac_f32_e64", "v_mac_f32_dpp", "v_mac_f32_sdwa"):
+        assert isa.lookup(n) is None, n
+    # BR-06: 64-bit DPP exists on gfx942
+    assert isa.lookup("v_ceil_f64_dpp").size == 8
+    # BR-11: buffer_inv counts on vmcnt and writes no VGPR
+    assert isa.lookup("buffer_inv").counters == ("vmcnt",)
+    assert isa.def_operands(_parse("buffer_inv sc1")) == []
+    # BR-21: v_rcp_f32 is TRANS, v_mul_f32 is not
+    assert isa.lookup("v_rcp_f32").is_trans and not isa.lookup("v_mul_f32").is_trans
