@@ -34,6 +34,13 @@ Sources
    * CDNA3 ISA guide ("Program Flow Control", "Scalar Memory", "Vector Memory",
      "LDS", "Matrix Arithmetic" chapters).
 
+3. **Cross-check** (:func:`cross_check`): the AMDGPU assembler's own mnemonic
+   table (AsmMatcher ``MnemonicTable``, read from the llvm-mc/libLLVM binary) is
+   fed to llvm-mc; every spelling it accepts for gfx942 must resolve to a record
+   or become an alias (old MFMA names, ``v_mul_lo_i32``), stored in the JSON.
+4. **MFMA passes** (:func:`mfma_passes`): ``llvm-mca -mcpu=gfx942`` reciprocal
+   throughput, checked against rules.MFMA_PASSES (ISA_NOTES section 9).
+
 Record schema: see ``isa_specs/README.md``.
 """
 
