@@ -169,12 +169,19 @@ def vwriter(op, ty: str, *, hi16: bool = False, preserve: bool = False):
         return wv.v if f == "v" else wv.a
 
     if w == 32:
+        if f == "v":
+            def wr(wv, val, mask):
+                if mask is None:
+                    wv.v[i] = val
+                else:
+                    np.copyto(wv.v[i], val, where=mask, casting="unsafe")
+            return wr
+
         def wr(wv, val, mask):
-            R = rows(wv)
             if mask is None:
-                R[i] = val
+                wv.a[i] = val
             else:
-                np.copyto(R[i], val, where=mask, casting="unsafe")
+                np.copyto(wv.a[i], val, where=mask, casting="unsafe")
         return wr
     if w == 64:
         def wr(wv, val, mask):
@@ -422,6 +429,31 @@ def compile_valu(inst, spec, ctx, nxt):
     else:
         mask_fn = _mask_of
 
+    if nd == 1 and writers[0][0] == "v" and post is None and not is_dpp:
+        wr = writers[0][1]
+        if len(readers) == 1:
+            (r0,) = readers
+
+            def run(wv):
+                wr(wv, fn(NP, r0(wv)), None if wv.exec_all else wv.exec_mask)
+                return nxt
+        elif len(readers) == 2:
+            r0, r1 = readers
+
+            def run(wv):
+                wr(wv, fn(NP, r0(wv), r1(wv)), None if wv.exec_all else wv.exec_mask)
+                return nxt
+        elif len(readers) == 3:
+            r0, r1, r2 = readers
+
+            def run(wv):
+                wr(wv, fn(NP, r0(wv), r1(wv), r2(wv)), None if wv.exec_all else wv.exec_mask)
+                return nxt
+        else:
+            def run(wv):
+                wr(wv, fn(NP, *[r(wv) for r in readers]), None if wv.exec_all else wv.exec_mask)
+                return nxt
+        return run
     if nd == 1 and writers[0][0] == "v" and post is None:
         wr = writers[0][1]
         if len(readers) == 1:
@@ -1134,16 +1166,23 @@ def compile_vmem(inst, spec, ctx, nxt):
             return a & 0xFFFFFFFF
     elif s_off:
         vr = reader(vaddr, "u64")
+        uoff = U64(offset & 0xFFFFFFFFFFFFFFFF)
 
         def addr_fn(wv, lanes):
-            return _b64(vr(wv))[lanes] + U64(offset & 0xFFFFFFFFFFFFFFFF)
+            a = vr(wv)
+            if not wv.exec_all or a.shape[0] != 64:
+                a = _b64(a)[lanes]
+            return a + uoff if offset else a
     else:
         vr = reader(vaddr, "u32")
         sr = reader(saddr, "u64", vector_ok=False)
+        uoff = U64(offset & 0xFFFFFFFFFFFFFFFF)
 
         def addr_fn(wv, lanes):
-            return (_b64(vr(wv))[lanes].astype(U64) + sr(wv)[0]
-                    + U64(offset & 0xFFFFFFFFFFFFFFFF))
+            a = vr(wv)
+            if not wv.exec_all or a.shape[0] != 64:
+                a = _b64(a)[lanes]
+            return a.astype(U64) + (sr(wv)[0] + uoff)
 
     def space_read(wv, a, lanes):
         if seg == "scratch":
