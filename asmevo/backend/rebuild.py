@@ -255,38 +255,45 @@ def write_code_object(module: Module, path: str, *, inputs: tuple[str, ...] = ()
 
 
 def check_pc_relative_layout(module: Module, data: bytes) -> None:
-    """Refuse a rebuilt code object whose data moved relative to ``.text`` when the code
-    computes addresses from the PC (``s_getpc_b64``): the disassembly keeps the resolved
-    offsets as plain literals, so they would now point at the wrong bytes.
+    """Refuse a rebuilt code object in which an ``s_getpc_b64`` moved relative to a data
+    section: the disassembly keeps the resolved PC-relative offsets (``sym@rel32@lo``) as plain
+    literals, so after such a move they point at the wrong bytes.  Both a changed section
+    layout and code inserted/removed before the ``s_getpc_b64`` are caught (the rebuilt
+    object is listed with llvm-objdump, only when the code has an ``s_getpc_b64``).
 
     Raises:
-        AsmevoError: naming the first ``s_getpc_b64`` and the section that moved.
+        AsmevoError: naming the ``s_getpc_b64`` and the section whose distance changed.
     """
     co = module.code_object
     if co is None:
         return
-    getpc = next(((k, i) for k in module.kernels for i in k.instructions()
-                  if i.opcode == "s_getpc_b64"), None)
-    if getpc is None:
+    old_pcs = [(k, i) for k in module.kernels for i in k.instructions() if i.opcode == "s_getpc_b64"]
+    if not old_pcs:
         return
     import os
     import tempfile
     from ..frontend.codeobject import read_code_object
+    from ..frontend.disasm import objdump_listing
     with tempfile.TemporaryDirectory(prefix="asmevo-layout-") as d:
         p = os.path.join(d, "new.co")
         with open(p, "wb") as f:
             f.write(data)
         new = read_code_object(p)
-    old_text, new_text = co.text.addr, new.text.addr
-    for s in co.sections:
-        if not s.alloc or s.name == ".text" or s.type not in ("SHT_PROGBITS", "SHT_NOBITS"):
-            continue
-        ns = new.section(s.name)
-        if ns is None or ns.addr - new_text != s.addr - old_text:
-            k, i = getpc
-            where = f" at {i.address:#x}" if i.address is not None else ""
-            raise AsmevoError(
-                f"the rebuilt layout moves {s.name} relative to .text "
-                f"({s.addr - old_text:#x} -> {f'{ns.addr - new_text:#x}' if ns else 'gone'}), but kernel "
-                f"{k.name} computes addresses from the PC (s_getpc_b64{where}); its literal offsets "
-                "would point at the wrong data", file=module.source)
+        new_pcs = [e.address for e in objdump_listing(p) if e.text.startswith("s_getpc_b64")]
+    orig_pcs = [e.address for e in objdump_listing(co.path) if e.text.startswith("s_getpc_b64")]
+    if len(new_pcs) != len(old_pcs) or len(orig_pcs) != len(old_pcs):
+        raise AsmevoError(f"the rebuilt code has {len(new_pcs)} s_getpc_b64, the original "
+                          f"{len(orig_pcs)}: cannot check that PC-relative data references still "
+                          "hold", file=module.source)
+    for (k, _inst), old_pc, new_pc in zip(old_pcs, orig_pcs, new_pcs):
+        for s in co.sections:
+            if not s.alloc or s.name in (".text", ".relro_padding", ".dynamic") \
+                    or s.type not in ("SHT_PROGBITS", "SHT_NOBITS"):
+                continue
+            ns = new.section(s.name)
+            if ns is None or ns.addr - new_pc != s.addr - old_pc:
+                got = f"{ns.addr - new_pc:#x}" if ns else "gone"
+                raise AsmevoError(
+                    f"the rebuild moves {s.name} relative to the s_getpc_b64 of kernel {k.name} "
+                    f"(at {old_pc:#x}; distance {s.addr - old_pc:#x} -> {got}): its PC-relative "
+                    "literal offsets would point at the wrong data", file=module.source)

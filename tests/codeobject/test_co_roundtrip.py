@@ -573,6 +573,17 @@ def test_pc_relative_code(tmp_path):
     m.kernels[0].metadata[".args"] = [{".offset": 4 * i, ".size": 4, ".value_kind": "by_value"}
                                       for i in range(60)]
     m.kernels[0].metadata[".kernarg_segment_size"] = 240
-    with pytest.raises(AsmevoError, match="moves .rodata relative to .text.*s_getpc_b64"):
+    with pytest.raises(AsmevoError, match="moves .rodata relative to the s_getpc_b64"):
         write_code_object(m, str(tmp_path / "moved.co"))
     assert not (tmp_path / "moved.co").exists()
+    # code inserted before the s_getpc_b64 moves it: refused too
+    m = disassemble(p)
+    k = m.kernel("k")
+    k.insert_before(next(k.instructions()), parse_instruction("s_nop 0"))
+    with pytest.raises(AsmevoError, match="s_getpc_b64 of kernel k"):
+        write_code_object(m, str(tmp_path / "moved2.co"))
+    # ... but code inserted after the address arithmetic is fine
+    m = disassemble(p)
+    k = m.kernel("k")
+    k.insert_before(list(k.instructions())[-1], parse_instruction("s_nop 0"))
+    assert write_code_object(m, str(tmp_path / "after.co")) == "assembled"
