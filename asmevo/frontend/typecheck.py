@@ -25,6 +25,7 @@ instruction").  The ISA table is :mod:`asmevo.isa` (``lookup(mnemonic)``).
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Iterable
 
 from ..errors import AsmSyntaxError
@@ -540,14 +541,68 @@ def _first_problem(inst: Instruction, specs: list) -> tuple[str, int | None] | N
     return _operand_rules(inst, specs)
 
 
+_INT_TYPES = re.compile(r"_(?:[biu](?:8|16|24|32|64)|u24|i24)(?:_|$)")
+_FLOAT_TYPES = re.compile(r"_(?:f16|bf16|f32|f64|xf32)(?:_|$)")
+
+
+def _src_modifier_problem(inst: Instruction, specs: list) -> tuple[str, int] | None:
+    """Source modifiers (``-x``, ``|x|``, ``neg()``, ``abs()``, ``sext()``) where the
+    encoding has no field for them (LLVM VOP*InputMods operands; CDNA3 ISA guide VOP3,
+    DPP and SDWA formats): only VALU sources of VOP3 (``_e64``/VOP3-only), DPP and SDWA
+    forms of floating-point operations; ``sext`` only in SDWA."""
+    op = inst.opcode
+    for k, o in enumerate(inst.operands):
+        if not isinstance(o, Src) or not (o.neg or o.abs or o.sext):
+            continue
+        name, cls = (specs[k][0], specs[k][1]) if k < len(specs) else ("", "")
+        where = None
+        if not op.startswith("v_"):
+            where = "VALU instructions"
+        elif isinstance(o.base, Imm):
+            # llvm-mc folds modifiers of a constant into its value where the operand type
+            # allows: neg/abs for floating-point operands, sext for integer VOP1/VOP2/VOPC
+            isint = bool(_INT_TYPES.search(op)) and not _FLOAT_TYPES.search(op)
+            if op.startswith(("v_mfma", "v_smfmac", "v_accvgpr")):
+                where = "non-MFMA VALU instructions"
+            elif (o.neg or o.abs) and isint and not op.startswith("v_cndmask") \
+                    and not (o.neg and o.style == "bar" and not o.abs):
+                where = "floating-point operations (neg/abs)"
+            elif o.sext and (not isint or not op.endswith(("_e32", "_e64", "_sdwa"))):
+                where = "integer VOP1/VOP2/VOPC sources (sext)"
+            else:
+                continue
+        elif op.endswith("_e32"):
+            where = "VOP3 (_e64), DPP and SDWA encodings, not _e32"
+        elif op.startswith(("v_mfma", "v_smfmac", "v_accvgpr")):
+            where = "non-MFMA VALU instructions"
+        elif not name.startswith("src") or cls in ("SGPR", "SSRC", "SCSRC"):
+            where = "vector source operands"
+        elif op.startswith("v_pk_") and (o.neg or o.abs):
+            where = "non-packed operations (packed math uses neg_lo/neg_hi)"
+        elif o.sext and not op.endswith("_sdwa"):
+            where = "SDWA sources (sext)"
+        elif (o.neg or o.abs) and not op.endswith("_sdwa") and _INT_TYPES.search(op) \
+                and not _FLOAT_TYPES.search(op) and not op.startswith("v_cndmask"):
+            where = "floating-point operations (neg/abs)"
+        if where:
+            return (f"source modifier on operand {k + 1} ({o}) is not valid for {op}; "
+                    f"it applies to {where}", k)
+    return None
+
+
 def _operand_rules(inst: Instruction, specs: list) -> tuple[str, int | None] | None:
     """Rules across operands (LLVM AMDGPUAsmParser::validateInstruction, gfx9 limits)."""
     ops = inst.operands
+    sm = _src_modifier_problem(inst, specs)
+    if sm is not None:
+        return sm
     # one unique 32-bit literal per instruction
     lits: dict = {}
     for k, op in enumerate(ops):
         key = _literal_key(op)
         if key is not None:
+            if key[0] == "imm" and isinstance(key[1], int) and not -(1 << 31) <= key[1] < (1 << 32):
+                return (f"literal {op} does not fit in 32 bits", k)
             lits.setdefault(key, k)
     if len(lits) > 1:
         return ("only one unique literal operand is allowed", list(lits.values())[1])

@@ -25,6 +25,7 @@ def _corpus_files(corpus_dir):
     ("s_mov_b32 m0, vcc_lo", [Special("m0"), Special("vcc_lo")], []),
     ("v_mov_b32_e32 v0, src_shared_base", [Reg("v", 0), Special("src_shared_base")], []),
     ("s_mov_b32 s0, -1", [Reg("s", 0), Imm(-1, "-1")], []),
+    ("v_mov_b32_e32 v4, --1", [Reg("v", 4), Imm(1, "--1")], []),
     ("v_mov_b32_e32 v0, -0.5", [Reg("v", 0), Imm(-0.5, "-0.5")], []),
     ("v_mul_f32_e32 v1, 0.15915494, v1", [Reg("v", 1), Imm(0.15915494, "0.15915494"), Reg("v", 1)], []),
     ("v_mul_f32_e32 v1, 0x3e22f983, v1", [Reg("v", 1), Imm(0x3e22f983, "0x3e22f983"), Reg("v", 1)], []),
