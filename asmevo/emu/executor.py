@@ -1727,7 +1727,6 @@ def compile_ds(inst, spec, ctx, nxt):
                 lds.write_words(a + o0 * st, _store_words(wv, d0, lanes, nd, wv.exec_all), lanes)
                 lds.write_words(a + o1 * st, _store_words(wv, d1, lanes, nd, wv.exec_all), lanes)
             return nxt
-        _ = nd
         return run
     raise CompileError(f"DS operation {op}")
 

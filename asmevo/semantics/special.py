@@ -101,16 +101,15 @@ for n, sz, st in (("ds_read2_b32", 4, 1), ("ds_read2_b64", 8, 1), ("ds_read2st64
 for n, sz, st in (("ds_write2_b32", 4, 1), ("ds_write2_b64", 8, 1), ("ds_write2st64_b32", 4, 64),
                   ("ds_write2st64_b64", 8, 64)):
     K(n, "ds", op="write2", size=sz, stride=st)
-for op in ("add", "sub", "rsub", "inc", "dec", "min_i32", "max_i32", "min_u32", "max_u32", "and",
-           "or", "xor", "add_f32", "min_f32", "max_f32", "cmpst"):
-    base = op.split("_")[0] if op.endswith(("_i32", "_u32")) else op
-    sfx = op if op.endswith(("_i32", "_u32", "_f32")) else f"{op}_u32" if op in (
-        "add", "sub", "rsub", "inc", "dec") else f"{op}_b32"
-    name = {"min_i32": "min_i32", "max_i32": "max_i32", "min_u32": "min_u32", "max_u32": "max_u32",
-            "cmpst": "cmpst_b32"}.get(op, sfx)
-    K(f"ds_{name}", "ds", op="atomic", aop=op, ret=False, size=4)
-    K(f"ds_{name.replace('_', '_rtn_', 1) if False else name}_rtn".replace(f"ds_{name}_rtn", f"ds_{name.split('_')[0]}_rtn_{'_'.join(name.split('_')[1:])}"),
-      "ds", op="atomic", aop=op, ret=True, size=4)
+# LDS atomics: ds_<op>_<type> (no return) and ds_<op>_rtn_<type> (returns the old value)
+for op, ty in (("add", "u32"), ("sub", "u32"), ("rsub", "u32"), ("inc", "u32"), ("dec", "u32"),
+               ("min", "i32"), ("max", "i32"), ("min", "u32"), ("max", "u32"), ("and", "b32"),
+               ("or", "b32"), ("xor", "b32"), ("add", "f32"), ("min", "f32"), ("max", "f32"),
+               ("cmpst", "b32")):
+    aop = {"min_u32": "umin", "max_u32": "umax", "min_i32": "smin", "max_i32": "smax",
+           "add_f32": "add_f32", "min_f32": "min_f32", "max_f32": "max_f32"}.get(f"{op}_{ty}", op)
+    K(f"ds_{op}_{ty}", "ds", op="atomic", aop=aop, ret=False, size=4)
+    K(f"ds_{op}_rtn_{ty}", "ds", op="atomic", aop=aop, ret=True, size=4)
 K("ds_swizzle_b32", "ds", op="swizzle", size=4)
 K("ds_permute_b32", "ds", op="permute", size=4)
 K("ds_bpermute_b32", "ds", op="bpermute", size=4)

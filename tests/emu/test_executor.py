@@ -334,3 +334,21 @@ def test_mfma_blgp_rotates_b(snippet):
     s.w.v[4:6] = np.roll(b, 16, axis=0).view(np.uint32).T
     s.run()
     assert np.array_equal(s.w.v[8:24], s.w.v[24:40])
+
+
+@pytest.mark.parametrize("op,init,vals,want", [
+    ("ds_max_u32", 5, [3, 0xFFFFFFFF, 7], 0xFFFFFFFF),
+    ("ds_max_i32", 5, [3, 0xFFFFFFFF, 7], 7),
+    ("ds_min_i32", 5, [3, 0xFFFFFFFF, 7], 0xFFFFFFFF),
+    ("ds_min_u32", 5, [3, 0xFFFFFFFF, 7], 3),
+    ("ds_sub_u32", 5, [1, 2, 3], 0xFFFFFFFF),
+    ("ds_inc_u32", 5, [6, 100, 100], 8),
+])
+def test_lds_atomic_ops(snippet, op, init, vals, want):
+    s = snippet(["ds_write_b32 v0, v3", f"{op} v0, v1"])
+    s.w.set_exec(LANES < len(vals))
+    s.w.v[0] = 0
+    s.w.v[3] = init
+    s.w.v[1, :len(vals)] = vals
+    s.run()
+    assert s.group.lds.data[:4].view(np.uint32)[0] == want
