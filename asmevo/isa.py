@@ -130,6 +130,11 @@ class InstrInfo:
     example: str
 
     @property
+    def enc(self) -> str:
+        """The swept encoding format (same as :attr:`encoding`; the JSON key)."""
+        return self.encoding
+
+    @property
     def is_branch(self) -> bool:
         """True for jumps, calls, returns and s_endpgm (terminators)."""
         return self.branch is not None and self.branch != "trap"
