@@ -44,7 +44,7 @@ def _version_ok(path: str) -> bool:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return False
-    m = re.search(r"version (\d+)", out)
+    m = re.search(r"(?:version|LLD) (\d+)\.", out)
     return bool(m) and int(m.group(1)) >= 17
 
 

@@ -13,7 +13,12 @@ import sys
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+# Test modules are imported with --import-mode=importlib (several directories hold
+# test_cli.py); put every test directory on sys.path for their sibling helper modules.
+_TESTS = pathlib.Path(__file__).resolve().parent
+for _d in [_TESTS, *sorted(p for p in _TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))]:
+    if str(_d) not in sys.path:
+        sys.path.insert(0, str(_d))
 from corpus_paths import CORPUS, ROOT, corpus_code_objects  # noqa: E402,F401
 
 

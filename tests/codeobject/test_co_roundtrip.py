@@ -482,7 +482,7 @@ def test_text_module_amdhsa_fields_grow(tmp_path, corpus_dir):
 
 
 def _sources_and_objects():
-    from conftest import CORPUS
+    from corpus_paths import CORPUS
     if CORPUS is None:
         return []
     pairs = [(s, s.with_suffix(".co")) for s in sorted(CORPUS.glob("*.s"))]

@@ -193,7 +193,7 @@ def test_descriptor_from_amdhsa_user_count_default():
 def test_every_corpus_code_object_passes_against_itself(corpus_dir):
     """No false rejection on real kernels (clang, Triton, hand-written AITer)."""
     from asmevo.frontend.loader import load
-    from conftest import corpus_code_objects
+    from corpus_paths import corpus_code_objects
     bad = []
     for p in corpus_code_objects():
         m = load(str(p))
