@@ -183,13 +183,15 @@ class Launch:
     """Grid (workgroups per dimension), block (work items per dimension), arguments.
 
     ``dynamic_lds``: bytes of dynamically allocated LDS added to the kernel's
-    ``group_segment_fixed_size``; ``None`` gives the rest of the 64 KiB."""
+    ``group_segment_fixed_size``; ``None`` gives the rest of the 64 KiB.
+    ``max_instructions_per_wave``: a wave executing more instructions stops the run
+    with an EmuError ("runaway loop")."""
 
     block: tuple
     grid: tuple
     args: list
     dynamic_lds: int | None = None
-    max_instructions_per_wave: int = 50_000_000
+    max_instructions_per_wave: int = 10_000_000
 
 
 @dataclass
