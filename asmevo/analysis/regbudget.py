@@ -11,7 +11,8 @@ Rules (LLVM AMDGPUUsage "AMDHSA Kernel Descriptor" for GFX90A/GFX942, and
   XNACK_MASK; LLVM ``getNumExtraSGPRs``), at most 102 addressable;
 * user + system SGPRs initialised by the hardware must fit in the granted SGPRs
   (PITFALLS BR-24);
-* LDS: 64 KiB per CU (gfx942); the kernel may address ``group_segment_fixed_size`` bytes;
+* LDS: 64 KiB per CU (gfx942); the kernel may address ``group_segment_fixed_size`` bytes plus
+  any dynamic LDS given at launch, so DS offsets beyond the fixed size are only a note;
 * occupancy (waves per SIMD, at most 8 on gfx90a/gfx942): ``512 // vgprs`` by VGPRs,
   by SGPRs as LLVM ``getOccupancyWithNumSGPRs`` for GFX9 (<= 80: 10, <= 88: 9,
   <= 100: 8, else 7), by LDS as LLVM ``getOccupancyWithLocalMemSize``
@@ -127,6 +128,7 @@ class RegisterBudget(Analysis):
         needed_vgprs: unified-file entries needed (ArchVGPRs aligned to 4 + AGPRs).
         needed_sgprs: SGPRs needed including the 6 extra and the initialised ones.
         problems: list of :class:`BudgetProblem`.
+        notes: remarks that are not violations (e.g. dynamic LDS the launch must add).
         occupancy: waves per SIMD (``None`` when the grant is unknown), with
             ``occupancy_limits`` per resource.
     """
@@ -169,6 +171,8 @@ class RegisterBudget(Analysis):
         self.initialised_sgprs = n_init
         self.needed_sgprs = max(self.used["s"], n_init) + EXTRA_SGPRS
         self.problems: list[BudgetProblem] = []
+        #: facts worth reporting that are not violations (dynamic LDS needs)
+        self.notes: list[str] = []
         P = self.problems.append
         if abi.accum_offset is not None and agprs and arch > abi.accum_offset:
             P(BudgetProblem("vgpr", arch, abi.accum_offset,
@@ -207,9 +211,10 @@ class RegisterBudget(Analysis):
                 P(BudgetProblem("lds", abi.lds_bytes, LDS_PER_CU,
                                 "group segment larger than the 64 KiB LDS of a CU"))
             if lds_min > abi.lds_bytes:
-                P(BudgetProblem("lds", lds_min, abi.lds_bytes,
-                                f"a DS immediate offset reaches byte {lds_min} beyond "
-                                f"group_segment_fixed_size {abi.lds_bytes}"))
+                # not a violation: the launch may add dynamic LDS (Triton does: fixed size 0)
+                self.notes.append(f"a DS immediate offset reaches byte {lds_min} beyond "
+                                  f"group_segment_fixed_size {abi.lds_bytes}: the launch must "
+                                  f"add at least {lds_min - abi.lds_bytes} bytes of dynamic LDS")
         # occupancy
         md = kernel.metadata or {}
         wg = md.get(".max_flat_workgroup_size")
@@ -245,4 +250,5 @@ class RegisterBudget(Analysis):
             "workgroup_size": self.workgroup_size,
             "occupancy": self.occupancy, "occupancy_limits": self.occupancy_limits,
             "problems": [p.to_json() for p in self.problems],
+            "notes": list(self.notes),
         }
