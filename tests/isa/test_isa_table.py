@@ -515,3 +515,38 @@ def test_pitfalls_from_shared_research():
     assert isa.def_operands(_parse("buffer_inv sc1")) == []
     # BR-21: v_rcp_f32 is TRANS, v_mul_f32 is not
     assert isa.lookup("v_rcp_f32").is_trans and not isa.lookup("v_mul_f32").is_trans
+
+
+def test_memory_kind_matches_llvm_mca_mayload_maystore(llvm_mc):
+    """``llvm-mca -instruction-info`` shows LLVM's MayLoad/MayStore per instruction;
+    the table's ``mem.kind`` agrees (load -> load only, store -> store only, atomic ->
+    both).  LDS-DMA loads (global/scratch ``_load_lds_``) also store (to LDS), and
+    ds_gws_init only stores.  MUBUF loads/stores crash llvm-mca 19 and are skipped."""
+    from asmevo.llvm import find_tool
+    mca = find_tool("llvm-mca")
+    recs = [r for r in isa.records()
+            if r.family in ("DS", "MUBUF", "MTBUF", "FLAT", "GLOBAL", "SCRATCH", "SMEM")
+            and not re.match(r"buffer_(load|store)_", r.name)]
+    encs = _assemble(llvm_mc, [r.example for r in recs])
+    recs = [r for i, r in enumerate(recs) if i in encs]
+    p = subprocess.run([mca, "-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-instruction-info",
+                        "-iterations=1", "-resource-pressure=0"],
+                       input="\n".join(r.example for r in recs) + "\n", capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-500:]
+    hdr = next(ln for ln in p.stdout.splitlines() if ln.startswith("[1]") and "[4]" in ln)
+    c4, c5 = hdr.index("[4]"), hdr.index("[5]")
+    rows = [ln for ln in p.stdout.splitlines() if re.match(r"^\s*\d+\s+\d+\s+[\d.]+\s", ln)]
+    assert len(rows) == len(recs) > 350
+    wrong = []
+    for r, ln in zip(recs, rows):
+        may_load, may_store = "*" in ln[c4:c4 + 4], "*" in ln[c5:c5 + 4]
+        k = r.mem.kind if r.mem else None
+        want = (k in ("load", "atomic"), k in ("store", "atomic"))
+        if r.is_lds_dma:
+            want = (True, True)
+        if r.name == "ds_gws_init":
+            want = (False, True)
+        if (may_load, may_store) != want:
+            wrong.append((r.name, k, may_load, may_store))
+    assert not wrong, wrong
