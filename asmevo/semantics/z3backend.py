@@ -619,7 +619,8 @@ def step(st: SymState, inst) -> None:
     if k == "nop":
         return
     if inst.opcode.endswith("_sdwa"):
-        raise Unsupported(f"'{inst.text()}': SDWA forms are not modelled symbolically")
+        _sdwa(st, inst, spec)
+        return
     is_dpp = inst.opcode.endswith("_dpp") or any(inst.has_mod(m) for m in _CROSS_LANE_MODS)
     if is_dpp and k != "valu":
         raise Unsupported(f"'{inst.text()}': DPP is modelled for VALU instructions only")
@@ -712,7 +713,10 @@ def step(st: SymState, inst) -> None:
     if k == "vmem" and spec.extra["seg"] in ("global", "scratch"):
         _vmem(st, inst, spec)
         return
-    if k == "ds" and spec.extra["op"] in ("read", "write"):
+    if k == "mubuf" and not spec.extra.get("d16") and not inst.has_mod("lds"):
+        _mubuf(st, inst, spec)
+        return
+    if k == "ds" and spec.extra["op"] in ("read", "write", "read2", "write2", "swizzle", "bpermute"):
         _ds(st, inst, spec)
         return
     if k == "smem" and not spec.extra.get("buffer"):
@@ -851,6 +855,119 @@ def _vop3p(st, inst, spec):
     _write_v(st, ops[0], "b64" if ew == 32 else "b32", z3.Concat(hi, lo), st.active())
 
 
+def _sdwa(st, inst, spec):
+    """SDWA (32-bit VALU/VOPC): source byte/word selection with zero/sign extension,
+    destination selection with UNUSED_PAD / UNUSED_SEXT / UNUSED_PRESERVE."""
+    B = st.B
+    k = spec.kind
+    ops = list(inst.operands)
+    if k == "vopc" and len(ops) == 2:
+        ops = [Special("vcc")] + ops
+    if k not in ("valu", "vopc") or any(width(t) != 32 for t in spec.src if t != "lm"):
+        raise Unsupported(f"'{inst.text()}': SDWA on this instruction is not modelled")
+    nd = 1 if k == "vopc" else len(spec.dst)
+    srcs = []
+    for j, (op, ty) in enumerate(zip(ops[nd:], spec.src)):
+        if ty == "lm":
+            srcs.append(_read(st, op, ty))
+            continue
+        x = _read(st, base_of(op), "b32")
+        x = _sdwa_sel(x, inst.mod(f"src{j}_sel", "DWORD"), isinstance(op, Src) and op.sext)
+        if isinstance(op, Src) and ty[0] == "f":
+            if op.abs:
+                x = B.fabs(x)
+            if op.neg:
+                x = B.fneg(x)
+        srcs.append(x)
+    res = spec.fn(B, *srcs)
+    res = res if isinstance(res, tuple) else (res,)
+    act = st.active()
+    if k == "vopc":
+        _write_lm(st, ops[0], res[0])
+        return
+    if len(spec.dst) != 1 or width(spec.dst[0]) != 32:
+        raise Unsupported(f"'{inst.text()}': SDWA destination")
+    sel = inst.mod("dst_sel", "DWORD")
+    unused = inst.mod("dst_unused", "UNUSED_PAD")
+    val = res[0]
+    if sel != "DWORD":
+        sh, n = {"BYTE_0": (0, 8), "BYTE_1": (8, 8), "BYTE_2": (16, 8), "BYTE_3": (24, 8),
+                 "WORD_0": (0, 16), "WORD_1": (16, 16)}[sel]
+        field = z3.Extract(n - 1, 0, val)
+        old = st.get(_units_of(ops[0])[0])
+        parts = []
+        if sh + n < 32:
+            if unused == "UNUSED_PRESERVE":
+                parts.append(z3.Extract(31, sh + n, old))
+            elif unused == "UNUSED_SEXT":
+                parts.append(z3.SignExt(32 - sh - n - 1, z3.Extract(n - 1, n - 1, field)))
+            else:
+                parts.append(z3.BitVecVal(0, 32 - sh - n))
+        parts.append(field)
+        if sh:
+            parts.append(z3.Extract(sh - 1, 0, old) if unused == "UNUSED_PRESERVE" else
+                         z3.BitVecVal(0, sh))
+        val = z3.Concat(*parts) if len(parts) > 1 else parts[0]
+    _write_v(st, ops[0], "b32", val, act)
+
+
+def _mubuf(st, inst, spec):
+    """MUBUF with a V# (base, stride, num_records): out-of-range loads give 0 and
+    out-of-range stores are dropped, as in the emulator."""
+    ex = spec.extra
+    size, load = ex["size"], ex.get("load", False)
+    ops = inst.operands
+    data, vaddr, rsrc = base_of(ops[0]), base_of(ops[1]), base_of(ops[2])
+    soff = _read(st, ops[3], "u32") if len(ops) > 3 else z3.BitVecVal(0, 32)
+    r = [st.get(u) for u in _units_of(rsrc)]
+    base = z3.Concat(z3.BitVecVal(0, 16), z3.Extract(15, 0, r[1]), r[0])
+    stride = z3.ZeroExt(50, z3.Extract(29, 16, r[1]))
+    nrec = r[2]
+    offen, idxen = inst.has_mod("offen"), inst.has_mod("idxen")
+    ioff = int(inst.mod("offset", 0))
+    v_off = isinstance(vaddr, Special) and vaddr.name == "off"
+    zero = z3.BitVecVal(0, 32)
+    if offen and idxen:
+        vv = _read(st, vaddr, "b64")
+        idx, off = z3.Extract(31, 0, vv), z3.Extract(63, 32, vv)
+    elif idxen:
+        idx, off = _read(st, vaddr, "u32"), zero
+    elif offen and not v_off:
+        idx, off = zero, _read(st, vaddr, "u32")
+    else:
+        idx, off = zero, zero
+    if z3.is_true(z3.simplify(z3.Extract(23, 23, r[3]) == 1)):
+        raise Unsupported("add_tid_enable buffers")
+    off64 = z3.ZeroExt(32, off) + ioff
+    inr = z3.Or(z3.And(stride == 0, z3.BoolVal(not idxen), z3.ULE(off64 + size, z3.ZeroExt(32, nrec))),
+                z3.And(z3.Or(stride != 0, z3.BoolVal(idxen)), z3.ULT(idx, nrec)))
+    addr = base + z3.ZeroExt(32, soff) + z3.ZeroExt(32, idx) * stride + off64
+    act = st.active()
+    if load:
+        v = _load_bytes(st.mem["global"], addr, size)
+        v = z3.If(inr, v, z3.BitVecVal(0, 8 * size))
+        if size < 4:
+            v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
+            _write_v(st, data, "b32", v, act)
+            return
+        for j, u in enumerate(_units_of(data)):
+            st.set(u, z3.If(act, z3.Extract(32 * j + 31, 32 * j, v), st.get(u)))
+    else:
+        val = _gather(st, data, size // 4) if size >= 4 else z3.Extract(8 * size - 1, 0, _read(st, data, "b32"))
+        a2 = z3.And(act, inr)
+        st.mem["global"] = _store_bytes(st.mem["global"], addr, val, size, a2)
+        st.writes.append(MemWrite("global", addr, size, val, a2))
+
+
+def _sdwa_sel(x, sel, sext):
+    sh, n = {"BYTE_0": (0, 8), "BYTE_1": (8, 8), "BYTE_2": (16, 8), "BYTE_3": (24, 8),
+             "WORD_0": (0, 16), "WORD_1": (16, 16), "DWORD": (0, 32)}[sel]
+    if n == 32:
+        return x
+    f = z3.Extract(sh + n - 1, sh, x)
+    return (z3.SignExt if sext else z3.ZeroExt)(32 - n, f)
+
+
 def _load_bytes(arr, addr, n):
     return z3.Concat(*[z3.Select(arr, addr + i) for i in reversed(range(n))])
 
@@ -922,8 +1039,41 @@ def _ds(st, inst, spec):
     ex = spec.extra
     size = ex["size"]
     ops = inst.operands
-    off = int(inst.mod("offset", 0) or 0)
     act = st.active()
+    if ex["op"] in ("swizzle", "bpermute"):
+        x = _read(st, ops[1] if ex["op"] == "swizzle" else ops[2], "b32")
+        if ex["op"] == "swizzle":
+            from ..emu.executor import _swizzle_map  # the lane map, shared with the emulator
+            smap = [int(v) for v in _swizzle_map(inst.mod("offset", 0))]
+            src = z3.BitVecVal(smap[63], 6)
+            for i in range(62, -1, -1):
+                src = z3.If(st.lane == i, z3.BitVecVal(smap[i], 6), src)
+        else:
+            a = _read(st, ops[1], "b32") + int(inst.mod("offset", 0) or 0)
+            src = z3.Extract(7, 2, a)
+        val = z3.If(_exec_bit(st, src), z3.substitute(x, (st.lane, src)), z3.BitVecVal(0, 32))
+        _write_v(st, ops[0], "b32", val, act)
+        return
+    if ex["op"] in ("read2", "write2"):
+        st_b = ex["stride"] * size
+        o0, o1 = int(inst.mod("offset0", 0)) * st_b, int(inst.mod("offset1", 0)) * st_b
+        if ex["op"] == "read2":
+            a = _read(st, ops[1], "b32")
+            us = _units_of(ops[0])
+            n = size // 4
+            for half, o in ((0, o0), (1, o1)):
+                v = _load_bytes(st.mem["lds"], a + o, size)
+                for j in range(n):
+                    u = us[half * n + j]
+                    st.set(u, z3.If(act, z3.Extract(32 * j + 31, 32 * j, v), st.get(u)))
+        else:
+            a = _read(st, ops[0], "b32")
+            for o, d in ((o0, ops[1]), (o1, ops[2])):
+                val = _gather(st, base_of(d), size // 4)
+                st.mem["lds"] = _store_bytes(st.mem["lds"], a + o, val, size, act)
+                st.writes.append(MemWrite("lds", a + o, size, val, act))
+        return
+    off = int(inst.mod("offset", 0) or 0)
     if ex["op"] == "read":
         dst = base_of(ops[0])
         a = _read(st, ops[1], "b32") + off

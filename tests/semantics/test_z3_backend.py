@@ -146,8 +146,7 @@ def test_symexec_masks_exec_and_stores():
 
 
 def test_symexec_unsupported_is_clear():
-    for t in ("v_mov_b32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:DWORD",
-              "ds_swizzle_b32 v0, v1 offset:swizzle(SWAP,1)", "s_branch .L1",
+    for t in ("ds_add_u32 v0, v1", "global_atomic_add v[0:1], v2, off", "s_branch .L1",
               "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], 0"):
         with pytest.raises(Unsupported) as e:
             symexec([P(t)])
@@ -244,3 +243,65 @@ def test_symexec_packed_and_op_sel():
     s.add(got != want, z3.Not(z3.fpIsNaN(z3.fpBVToFP(want, z3.FloatHalf()))))
     s.add(z3.Extract(0, 0, z3.LShR(z3.Concat(i[("exec_hi",)], i[("exec_lo",)]), z3.ZeroExt(58, r3.lane))) == 1)
     assert s.check() == z3.unsat
+
+
+def _compare_with_emulator(prog, vinit, sinit, check_v, lanes=(0, 1, 2, 3, 5, 16, 31, 32, 47, 63)):
+    """Run ``prog`` in the emulator and through symexec from the same initial values and
+    compare the VGPRs ``check_v`` at ``lanes`` (exec = all lanes)."""
+    r = symexec([P(t) for t in prog])
+    s = _snippet_class()(prog)
+    for reg, vals in vinit.items():
+        s.w.v[reg] = vals
+    for reg, val in sinit.items():
+        s.w.s[reg] = val
+    s.run()
+    sol = z3.Solver()
+    for u, t in r.initial.items():
+        if u[0] == "v":
+            arr = z3.Array(f"v{u[1]}", z3.BitVecSort(6), z3.BitVecSort(32))
+            vals = vinit.get(u[1], np.zeros(64, np.uint32))
+            for i in range(64):
+                sol.add(z3.Select(arr, i) == int(vals[i]))
+        elif u[0] == "s":
+            sol.add(t == int(sinit.get(u[1], 0)))
+    sol.add(r.initial.get(("exec_lo",), z3.BitVecVal(0xFFFFFFFF, 32)) == 0xFFFFFFFF,
+            r.initial.get(("exec_hi",), z3.BitVecVal(0xFFFFFFFF, 32)) == 0xFFFFFFFF)
+    assert sol.check() == z3.sat
+    m = sol.model()
+    for reg in check_v:
+        for lane in lanes:
+            t = z3.substitute(r.regs[("v", reg)], (r.lane, z3.BitVecVal(lane, 6)))
+            got = m.eval(t, model_completion=True).as_long()
+            assert got == int(s.w.v[reg, lane]), (reg, lane, hex(got), hex(int(s.w.v[reg, lane])))
+
+
+def test_symexec_swizzle_sdwa_lds_match_emulator():
+    rng = np.random.default_rng(3)
+    v0 = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+    v1 = (np.arange(64, dtype=np.uint32) * 8)
+    _compare_with_emulator(
+        ["ds_swizzle_b32 v2, v0 offset:swizzle(SWAP,4)",
+         "ds_swizzle_b32 v3, v0 offset:swizzle(BITMASK_PERM,\"01pi0\")",
+         "ds_bpermute_b32 v4, v1, v0 offset:8",
+         "v_mov_b32_sdwa v5, v0 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_2",
+         "v_add_u32_sdwa v6, v0, v2 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:BYTE_0",
+         "ds_write2_b32 v1, v0, v2 offset1:1", "ds_read2_b32 v[8:9], v1 offset1:1"],
+        {0: v0, 1: v1, 6: np.full(64, 0x12345678, np.uint32)}, {}, [2, 3, 4, 5, 6, 8, 9])
+
+
+def test_symexec_buffer_range_check():
+    r = symexec([P("buffer_store_dword v1, v0, s[4:7], 0 offen"),
+                 P("buffer_load_dword v2, v0, s[4:7], 0 offen"),
+                 P("buffer_load_dword v3, v0, s[4:7], 0 offen offset:4")])
+    i = r.initial
+    act = z3.Extract(0, 0, z3.LShR(z3.Concat(i[("exec_hi",)], i[("exec_lo",)]),
+                                   z3.ZeroExt(58, r.lane))) == 1
+    raw = [act, z3.Extract(29, 16, i[("s", 5)]) == 0]        # raw buffer (stride 0)
+    inr = z3.ULE(z3.ZeroExt(32, i[("v", 0)]) + 4, z3.ZeroExt(32, i[("s", 6)]))
+    # an in-range store is read back
+    assert _prove_equal(r.regs[("v", 2)], i[("v", 1)], raw + [inr])
+    # a load past num_records returns 0
+    past = z3.UGT(z3.ZeroExt(32, i[("v", 0)]) + 8, z3.ZeroExt(32, i[("s", 6)]))
+    assert _prove_equal(r.regs[("v", 3)], z3.BitVecVal(0, 32), raw + [past])
+    (w,) = r.writes
+    assert w.size == 4
