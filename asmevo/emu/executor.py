@@ -22,6 +22,7 @@ from ..semantics.immediates import imm_bits
 from ..semantics.intbackend import INT
 from ..semantics.intbackend import TYPES as ITYPES
 from ..semantics.npbackend import NP
+from ..semantics.lanes import swizzle_map as _swizzle_map
 from ..semantics.registry import lookup, width
 from .memory import EmuError, MemoryFault
 from .state import (EXEC, LANES, M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, SPECIAL_SGPR,
@@ -1506,50 +1507,6 @@ def compile_mubuf(inst, spec, ctx, nxt):
                 mem.write(a[inr], data[inr], lanes[inr])
         return nxt
     return run
-
-
-def _swizzle_map(f):
-    """ds_swizzle_b32 offset -> source lane per lane (None = lane reads 0)."""
-    lane = LANES
-    if isinstance(f, Func) and f.name == "swizzle":
-        mode = f.args[0]
-        if mode == "SWAP":
-            return lane ^ int(f.args[1])
-        if mode == "REVERSE":
-            g = int(f.args[1])
-            return (lane & ~(g - 1)) | ((g - 1) - (lane & (g - 1)))
-        if mode == "BROADCAST":
-            g, ln = int(f.args[1]), int(f.args[2])
-            return (lane & ~(g - 1)) | ln
-        if mode == "QUAD_PERM":
-            p = np.array([int(x) for x in f.args[1:5]])
-            return (lane & ~3) | p[lane & 3]
-        if mode == "BITMASK_PERM":
-            s = f.args[1].strip('"')
-            and_m = or_m = xor_m = 0
-            for k, ch in enumerate(reversed(s)):
-                if ch == "0":
-                    pass
-                elif ch == "1":
-                    or_m |= 1 << k
-                elif ch == "p":
-                    and_m |= 1 << k
-                elif ch == "i":
-                    and_m |= 1 << k
-                    xor_m |= 1 << k
-            return _bitmask_swz(and_m, or_m, xor_m)
-        raise CompileError(f"swizzle mode {mode}")
-    off = int(f)
-    if off & 0x8000:
-        p = [(off >> (2 * k)) & 3 for k in range(4)]
-        return (lane & ~3) | np.array(p)[lane & 3]
-    return _bitmask_swz(off & 0x1F, (off >> 5) & 0x1F, (off >> 10) & 0x1F)
-
-
-def _bitmask_swz(and_m, or_m, xor_m):
-    lane = LANES
-    t = lane & 31
-    return (lane & 32) | (((t & and_m) | or_m) ^ xor_m)
 
 
 def compile_ds(inst, spec, ctx, nxt):

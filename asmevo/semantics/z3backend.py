@@ -1043,8 +1043,11 @@ def _ds(st, inst, spec):
     if ex["op"] in ("swizzle", "bpermute"):
         x = _read(st, ops[1] if ex["op"] == "swizzle" else ops[2], "b32")
         if ex["op"] == "swizzle":
-            from ..emu.executor import _swizzle_map  # the lane map, shared with the emulator
-            smap = [int(v) for v in _swizzle_map(inst.mod("offset", 0))]
+            from .lanes import swizzle_map  # the lane map the emulator uses too
+            try:
+                smap = [int(v) for v in swizzle_map(inst.mod("offset", 0))]
+            except ValueError as e:
+                raise Unsupported(f"'{inst.text()}': {e}") from None
             src = z3.BitVecVal(smap[63], 6)
             for i in range(62, -1, -1):
                 src = z3.If(st.lane == i, z3.BitVecVal(smap[i], 6), src)
