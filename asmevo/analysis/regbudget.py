@@ -9,8 +9,8 @@ Rules (LLVM AMDGPUUsage "AMDHSA Kernel Descriptor" for GFX90A/GFX942, and
 * SGPRs are granted ``(GRANULATED_WAVEFRONT_SGPR_COUNT + 1) * 8`` including the
   6 extra SGPRs gfx942 reserves after the last used one (VCC, FLAT_SCRATCH,
   XNACK_MASK; LLVM ``getNumExtraSGPRs``), at most 102 addressable;
-* user + system SGPRs initialised by the hardware must fit in the granted SGPRs
-  (PITFALLS BR-24);
+* user SGPRs (preloaded kernargs included) plus the 6 reserved must fit in the granted
+  SGPRs, as must user + system SGPRs (PITFALLS BR-24, LLVM PR #104743);
 * LDS: 64 KiB per CU (gfx942); the kernel may address ``group_segment_fixed_size`` bytes plus
   any dynamic LDS given at launch, so DS offsets beyond the fixed size are only a note;
 * occupancy (waves per SIMD, at most 8 on gfx90a/gfx942): ``512 // vgprs`` by VGPRs,
@@ -202,10 +202,15 @@ class RegisterBudget(Analysis):
             P(BudgetProblem("sgpr", self.used["s"], abi.next_free_sgpr,
                             f"s{self.used['s'] - 1} is used but .amdhsa_next_free_sgpr is "
                             f"{abi.next_free_sgpr}"))
-        if abi.sgpr_alloc is not None and n_init + EXTRA_SGPRS > abi.sgpr_alloc:
-            P(BudgetProblem("user_sgpr", n_init + EXTRA_SGPRS, abi.sgpr_alloc,
-                            f"{n_init} SGPRs are initialised at launch (user + system) but only "
-                            f"{abi.sgpr_alloc - EXTRA_SGPRS} are granted (PITFALLS BR-24)"))
+        if abi.sgpr_alloc is not None and (abi.user_sgpr_count + EXTRA_SGPRS > abi.sgpr_alloc
+                                           or n_init > abi.sgpr_alloc):
+            P(BudgetProblem("user_sgpr", max(abi.user_sgpr_count + EXTRA_SGPRS, n_init),
+                            abi.sgpr_alloc,
+                            f"{abi.user_sgpr_count} user SGPRs (+{n_init - abi.user_sgpr_count} "
+                            f"system) are initialised at launch; with the {EXTRA_SGPRS} reserved "
+                            f"SGPRs they need more than the {abi.sgpr_alloc} granted "
+                            f"(PITFALLS BR-24: LLVM counts user SGPRs, preloaded kernargs "
+                            f"included, in the granule)"))
         if abi.lds_bytes is not None:
             if abi.lds_bytes > LDS_PER_CU:
                 P(BudgetProblem("lds", abi.lds_bytes, LDS_PER_CU,
