@@ -375,7 +375,7 @@ class HazardAnalysis(Analysis):
                     break
 
     # -- rules ---------------------------------------------------------------------------------
-    def _check(self, bi: int, ii: int, *, keep_all: bool = False) -> list[Hazard]:
+    def _check(self, bi: int, ii: int, *, keep_all: bool = False, extra: int = 0) -> list[Hazard]:
         inst = self.cfg.blocks[bi].instructions[ii]
         cp = self._pre[bi][ii]
         cf = cp.fx
@@ -384,7 +384,7 @@ class HazardAnalysis(Analysis):
                                  or op.startswith(("s_setreg", "s_getreg", "s_rfe", "s_movrel",
                                                    "s_sendmsg", "s_ttracedata"))):
             return []
-        windows = self._windows(bi, ii, self.lookback)
+        windows = self._windows(bi, ii, self.lookback + extra)
         found: list[tuple] = []  # (rule, producer, required, available, unit)
 
         hits = self._hits
@@ -570,7 +570,7 @@ class HazardAnalysis(Analysis):
         bi, ii = self.cfg.position(inst)
         run = self._nop_run.get(id(inst), 0)
         need = 0
-        for h in self._check(bi, ii, keep_all=True):
+        for h in self._check(bi, ii, keep_all=True, extra=run):
             need = max(need, h.required - (h.available - run))
         return max(0, need)
 

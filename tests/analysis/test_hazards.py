@@ -149,3 +149,22 @@ def test_soft_clause_broken_by_nop(kern):
             s_endpgm
     """)
     assert am.get(HazardAnalysis, k).violations == []
+
+
+def test_required_nops_br19(kern):
+    """BR-19: the f64 16x16x4 result read by FLAT needs 18 wait states, emitted by LLVM as
+    s_nop 7, s_nop 7, s_nop 1; required_nops gives the size of the nop run before the read."""
+    mfma = "v_mfma_f64_16x16x4_f64 v[0:7], v[8:9], v[10:11], v[0:7]"
+    load = "flat_load_dword v20, v[0:1]"
+    k, am = kern(f"k:\n{mfma}\ns_nop 7\ns_nop 7\ns_nop 1\n{load}\ns_endpgm\n")
+    h = am.get(HazardAnalysis, k)
+    cons = k.blocks[0].instructions[4]
+    assert h.violations == [] and h.required_nops(cons) == 18
+    # an independent instruction in between provides one wait state: the run may shrink to 17
+    k, am = kern(f"k:\n{mfma}\nv_mov_b32_e32 v30, 0\ns_nop 7\ns_nop 7\ns_nop 1\n{load}\ns_endpgm\n")
+    h = am.get(HazardAnalysis, k)
+    assert h.required_nops(k.blocks[0].instructions[5]) == 17
+    # no hazard at all: nothing required
+    k, am = kern(f"k:\nv_mov_b32_e32 v30, 0\ns_nop 3\n{load}\ns_endpgm\n")
+    h = am.get(HazardAnalysis, k)
+    assert h.required_nops(k.blocks[0].instructions[2]) == 0
