@@ -84,7 +84,9 @@ class InstrInfo:
     (non-XDL), xdl, dgemm, lds, vmem; ``passes``: MFMA passes (llvm-mca gfx940
     model); ``rtn``: how an atomic returns the old value (``"sc0"``, ``"glc"``,
     ``"always"``); ``rtn_operands``: printed operands of the returning FLAT/GLOBAL
-    atomic form; ``example``: one instance as LLVM prints it.
+    atomic form; ``example``: one instance as LLVM prints it; ``mca_latency`` /
+    ``mca_rthroughput``: cycles in the gfx940 scheduling model (llvm-mca), ``None``
+    where llvm-mca 19 fails (MUBUF loads/stores).
     """
 
     name: str
@@ -128,6 +130,8 @@ class InstrInfo:
     rtn_operands: tuple[OperandInfo, ...] | None
     modifiers: tuple[str, ...]
     example: str
+    mca_latency: int | None = None
+    mca_rthroughput: float | None = None
 
     @property
     def enc(self) -> str:
@@ -181,7 +185,8 @@ def _table() -> tuple[dict[str, InstrInfo], dict[str, str]]:
             is_lds_dma=r["is_lds_dma"], writes_exec=r["writes_exec"], rtn=r["rtn"], vop=r["vop"],
             encoding=r["enc"], mandatory_literal=r["mandatory_literal"],
             rtn_operands=_operand_infos(r["rtn_operands"]) if r.get("rtn_operands") else None,
-            modifiers=tuple(r.get("modifiers", ())), example=r["example"])
+            modifiers=tuple(r.get("modifiers", ())), example=r["example"],
+            mca_latency=r.get("mca_latency"), mca_rthroughput=r.get("mca_rthroughput"))
     # suffix-less spellings accepted by llvm-mc: v_add_f32 -> v_add_f32_e32 (else _e64),
     # plus the spellings generate.py resolved through llvm-mc (old MFMA names...)
     alias: dict[str, str] = dict(doc.get("aliases", {}))

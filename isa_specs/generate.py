@@ -38,8 +38,9 @@ Sources
    table (AsmMatcher ``MnemonicTable``, read from the llvm-mc/libLLVM binary) is
    fed to llvm-mc; every spelling it accepts for gfx942 must resolve to a record
    or become an alias (old MFMA names, ``v_mul_lo_i32``), stored in the JSON.
-4. **MFMA passes** (:func:`mfma_passes`): ``llvm-mca -mcpu=gfx942`` reciprocal
-   throughput, checked against rules.MFMA_PASSES (ISA_NOTES section 9).
+4. **Timings** (:func:`mca_timings`): ``llvm-mca -mcpu=gfx942`` latency and
+   reciprocal throughput per record; MFMA passes = reciprocal throughput, checked
+   against rules.MFMA_PASSES (ISA_NOTES section 9).
 
 Record schema: see ``isa_specs/README.md``.
 """
@@ -741,34 +742,56 @@ def build():
         r["modifiers"] = sorted(rec["mods"])
         table[mn] = r
     rules.apply(table)
-    mfma_passes(table)
+    mca_timings(table)
     return table
 
 
-def mfma_passes(table):
-    """Fill ``passes`` of every MFMA from the llvm-mca gfx940 scheduling model
-    (reciprocal throughput on HWXDL/HWVALU = pass count; ISA_NOTES section 9) and
-    check it against the hand-written table in rules.MFMA_PASSES where present."""
-    names = [n for n, r in table.items() if r["is_mfma"]]
-    text = "\n".join(table[n]["example"] for n in names) + "\n"
+def _mca_rows(examples):
+    """llvm-mca -instruction-info on ``examples`` (one batch); returns a list of
+    (latency, rthroughput) per example, or None when llvm-mca fails (it crashes on
+    MUBUF loads/stores in LLVM 19)."""
     p = subprocess.run([find_tool("llvm-mca"), f"-mtriple={TRIPLE}", f"-mcpu={MCPU}",
                         "-instruction-info", "-iterations=1", "-resource-pressure=0"],
-                       input=text, capture_output=True, text=True, timeout=300)
+                       input="\n".join(examples) + "\n", capture_output=True, text=True,
+                       timeout=300)
+    if p.returncode != 0:
+        return None
+    rows = [ln.split() for ln in p.stdout.splitlines() if re.match(r"^\s*\d+\s+\d+\s+[\d.]+\s", ln)]
+    if len(rows) != len(examples):
+        return None
+    return [(int(r[1]), float(r[2])) for r in rows]
+
+
+def mca_timings(table):
+    """Fill ``mca_latency`` / ``mca_rthroughput`` (cycles, gfx940 scheduling model via
+    ``llvm-mca -mcpu=gfx942``, ISA_NOTES section 9) for every record whose example
+    llvm-mc assembles and llvm-mca accepts; ``passes`` of every MFMA is its
+    reciprocal throughput, checked against rules.MFMA_PASSES."""
+    names = sorted(table)
+    res = _assemble_lines([table[n]["example"] for n in names])
+    ok = [n for n, (mn, err, _e) in zip(names, res) if mn]
+    by_fam = defaultdict(list)
+    for n in ok:
+        by_fam[table[n]["family"]].append(n)
     got = {}
-    for ln in p.stdout.splitlines():
-        m = re.match(r"^\s*\d+\s+(\d+)\s+([\d.]+)\s+.*?\s(v_\w+)\s", ln)
-        if m:
-            got[m.group(3)] = (int(m.group(1)), float(m.group(2)))
-    for n in names:
-        if n not in got:
-            raise SystemExit(f"llvm-mca gave no timing for {n}")
-        lat, rthr = got[n]
-        passes = int(round(rthr))
-        old = table[n]["passes"]
-        if old and old != passes:
-            raise SystemExit(f"{n}: llvm-mca passes {passes} != rules.MFMA_PASSES {old}")
-        table[n]["passes"] = passes
-        table[n]["mca_latency"] = lat
+    for fam, group in sorted(by_fam.items()):
+        rows = _mca_rows([table[n]["example"] for n in group])
+        if rows is None:      # find the crashers one by one
+            for n in group:
+                one = _mca_rows([table[n]["example"]])
+                if one:
+                    got[n] = one[0]
+        else:
+            got.update(zip(group, rows))
+    for n, rec in table.items():
+        rec["mca_latency"], rec["mca_rthroughput"] = got.get(n, (None, None))
+        if rec["is_mfma"]:
+            if n not in got:
+                raise SystemExit(f"llvm-mca gave no timing for {n}")
+            passes = int(round(got[n][1]))
+            if rec["passes"] and rec["passes"] != passes:
+                raise SystemExit(f"{n}: llvm-mca passes {passes} != rules.MFMA_PASSES {rec['passes']}")
+            rec["passes"] = passes
 
 
 # ---------------------------------------------------------------------------

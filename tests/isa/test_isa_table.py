@@ -282,6 +282,10 @@ def test_memory_counters_branches_and_flags():
     d = L("v_mfma_f64_16x16x4_f64")
     assert d.is_dgemm and not d.is_xdl and d.passes == 8 and d.latency == "dgemm"
     assert L("v_mfma_f32_4x4x4_16b_f16").passes == 2
+    # llvm-mca gfx940 model (ISA_NOTES section 9): VALU 1/1, v_exp_f32 4/1, global load 80
+    assert (L("v_add_f32_e32").mca_latency, L("v_add_f32_e32").mca_rthroughput) == (1, 1.0)
+    assert L("v_exp_f32_e32").mca_latency == 4 and L("global_load_dword").mca_latency == 80
+    assert m.mca_latency == m.passes + 4
     assert L("v_exp_f32_e32").is_trans and L("v_exp_f32_e64").latency == "trans"
     assert not L("v_add_f32_e32").is_trans
     assert L("v_dot2_f32_f16").is_dot and L("v_dot2c_f32_f16_e32").is_dot
