@@ -213,14 +213,17 @@ def repair_hazards(kernel: Kernel, am, baseline, rounds: int = 4) -> list:
     return undo
 
 
-def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000) -> list:
+def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000,
+                  repair: bool = True) -> list:
     """Apply ``plan`` unless it adds a static violation (waitcnt, hazard, register bound)
     beyond the multiset ``baseline`` (from :func:`static_violations`).
 
-    New hazards alone are first repaired with ``s_nop`` (:func:`repair_hazards`);
-    if violations remain, the whole batch is undone and the edits are tried one
-    at a time in order (at most ``max_steps``), each with the same repair, and
-    each one that still adds a violation is undone.  Returns the edits kept.
+    New hazards alone are first repaired with ``s_nop`` (:func:`repair_hazards`)
+    when ``repair`` is true and the nops inserted are no more than the instructions
+    the edits remove (a repair never makes the code longer); if violations
+    remain, the whole batch is undone and the edits are tried one at a time in
+    order (at most ``max_steps``), each with the same repair, and each one that
+    still adds a violation is undone.  Returns the edits kept.
     """
     if not plan:
         return []
@@ -240,9 +243,11 @@ def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000) -> 
         bad = new_violations(kernel, am, baseline)
         if not bad:
             return True
-        if all(v.startswith("hazard: rule") for v in bad):
+        removed = sum((len(o) if isinstance(o, tuple) else 1) - len(n) for o, n in items)
+        if repair and removed > 0 and all(v.startswith("hazard: rule") for v in bad):
             r = repair_hazards(kernel, am, baseline)
-            if not new_violations(kernel, am, baseline):
+            added = sum(n - 1 for _, _, _, n in r)
+            if added <= removed and not new_violations(kernel, am, baseline):
                 return True
             undo_edits(r)
         undo_edits(u)

@@ -184,6 +184,6 @@ class Schedule(Pass):
                     region = []
                 else:
                     region.append(inst)
-        kept = apply_checked(kernel, am, plan, baseline)
+        kept = apply_checked(kernel, am, plan, baseline, repair=False)
         stats["regions-scheduled"] = len(kept)
         return PassResult(stats=stats)
