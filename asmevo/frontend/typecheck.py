@@ -90,11 +90,74 @@ def is_inline_constant(imm: Imm) -> bool:
     return -16 <= v <= 64 or v in _INLINE_PATTERNS
 
 
-def _literal_key(op):
+_TYPE_TOKEN = re.compile(r"(?:^|_)(bf16|f16|b16|u16|i16|f32|xf32|b32|u32|i32|f64|b64|u64|i64)"
+                         r"(?=_|$)")
+_F32_PATTERNS = frozenset({0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000,
+                           0xc0000000, 0x40800000, 0xc0800000, 0x3e22f983})
+_F16_PATTERNS = frozenset({0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400,
+                           0x3118})
+_F64_PATTERNS = frozenset({0x3fe0000000000000, 0xbfe0000000000000, 0x3ff0000000000000,
+                           0xbff0000000000000, 0x4000000000000000, 0xc000000000000000,
+                           0x4010000000000000, 0xc010000000000000, 0x3fc45f306dc9c882})
+
+
+def operand_type(base: str, width: int | None) -> str:
+    """Type of a source operand for constant checks: ``"f16"``, ``"i16"``, ``"f32"``,
+    ``"i32"``, ``"f64"`` or ``"i64"``, from the last type token of the mnemonic's base
+    (the source type of ``v_cvt_<dst>_<src>``) and the operand width in dwords."""
+    toks = _TYPE_TOKEN.findall(base)
+    t = toks[-1] if toks else "b32"
+    if base.startswith(("v_mfma", "v_smfmac")) and toks:
+        t = toks[0]  # the accumulator (src2) type: v_mfma_f32_16x16x16_bf16 -> f32
+    isfloat = t.startswith(("f", "bf", "xf"))
+    # 64-bit when the type says so, or a 2+-dword operand of a scalar/VOP3 op; MFMA and
+    # packed-math operands hold 32-bit (or 16-bit) elements
+    packed = base.startswith(("v_mfma", "v_smfmac", "v_pk_"))
+    if width and width >= 2 and not packed:
+        return "f64" if isfloat else "i64"
+    if t in ("f16", "bf16"):
+        return "f16"
+    if t in ("b16", "u16", "i16"):
+        return "i16"
+    return "f32" if isfloat else "i32"
+
+
+def is_inline_for(imm: Imm, typ: str) -> bool:
+    """Whether ``imm`` is an inline constant for an operand of type ``typ`` (LLVM
+    AMDGPUBaseInfo isInlinableLiteral16/32/64: integers -16..64, the floats 0, +-0.5,
+    +-1, +-2, +-4, 1/(2*pi), and integers equal to those floats' bit patterns)."""
+    v = imm.value
+    if isinstance(v, float):
+        if typ == "i64" and v not in (0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0):
+            return False  # no 1/(2*pi) for 64-bit integer operands
+        return v in _INLINE_FLOATS
+    bits = 16 if typ in ("f16", "i16") else 64 if typ in ("f64", "i64") else 32
+    if not -(1 << (bits - 1)) <= v < (1 << bits):
+        return False
+    u = v & ((1 << bits) - 1)
+    sv = u - (1 << bits) if u >> (bits - 1) else u
+    if -16 <= sv <= 64:
+        return True
+    if bits == 16:
+        return typ == "f16" and u in _F16_PATTERNS
+    if bits == 32:
+        return u in _F32_PATTERNS
+    return u in _F64_PATTERNS
+
+
+def _inline_ok(imm: Imm, typ: str, width: int | None) -> bool:
+    """Inline for the operand; a 2-dword operand of 32-bit elements (packed f32, e.g.
+    ``v_pk_add_f32``) also takes the 64-bit inline patterns, as llvm-mc does."""
+    return is_inline_for(imm, typ) or (width == 2 and typ in ("f32", "i32") and (
+        is_inline_for(imm, "f64") or is_inline_for(imm, "i64")))
+
+
+def _literal_key(op, typ: str | None = None, width: int | None = None):
     """A key naming the literal an operand needs, or ``None`` (register / inline constant)."""
     b = op.base if isinstance(op, Src) else op
     if isinstance(b, Imm):
-        return None if is_inline_constant(b) else ("imm", b.value)
+        inline = is_inline_constant(b) if typ is None else _inline_ok(b, typ, width)
+        return None if inline else ("imm", b.value)
     if isinstance(b, (Label, Expr)):
         return ("sym", str(b))
     return None
@@ -242,9 +305,23 @@ def check_register(op, ctx: _Ctx | None = None, k: int | None = None) -> str | N
     return None
 
 
-def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool) -> bool:
-    """Whether operand ``op`` fits table class ``cls``."""
+def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool,
+             typ: str = "i32") -> bool:
+    """Whether operand ``op`` fits table class ``cls`` (``typ``: its constant type)."""
     b = op.base if isinstance(op, Src) else op
+    if cls in ("IMM", "LABEL", "SMEM_OFFSET", "KIMM32") and isinstance(b, Imm):
+        v = b.value
+        if cls == "KIMM32":
+            return isinstance(v, float) or -(1 << 31) <= v < (1 << 32)
+        if isinstance(v, float):
+            return False  # 16/21-bit integer fields
+        if cls == "SMEM_OFFSET":
+            return -(1 << 20) <= v < (1 << 20)
+        if name == "simm16":
+            return -(1 << 15) <= v < (1 << 16)
+        if name == "simm":  # s_set_gpr_idx_on mode bits
+            return 0 <= v < 16
+        return True
     if cls in ("IMM", "HWREG", "SENDMSG", "WAITCNT", "GPR_IDX", "SWIZZLE", "LABEL", "KIMM32"):
         return isinstance(b, (Imm, Label, Expr, Func, FuncList))
     if cls == "SADDR":  # an SGPR (pair for global_*) or off
@@ -291,7 +368,15 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool) -> bool:
             return False
         return bool(files & {"s", "ttmp"}) and (b.name in _SGPR_SPECIALS or b.name in _SRC_CONSTANTS)
     if isinstance(b, Imm):
-        return lits or (consts and is_inline_constant(b))
+        if _inline_ok(b, typ, width):
+            return consts or lits
+        if not lits:
+            return False
+        v = b.value
+        if typ in ("f16", "i16") and isinstance(v, int):
+            return -(1 << 15) <= v < (1 << 16)  # a 16-bit literal
+        # a 32-bit literal: a float cannot stand for a 64-bit integer operand
+        return not (isinstance(v, float) and typ == "i64")
     if isinstance(b, (Label, Expr)):
         return lits
     return False
@@ -503,14 +588,15 @@ def _find_problem(inst: Instruction) -> tuple[str, int | str | None] | None:
         return mp
     specs = _specs(info, inst)
     alts = _alternatives(info, inst, specs)
+    base = _field(info, "base", None) or inst.opcode
     if len(alts) > 1:
         for alt in alts[1:]:
-            if _first_problem(inst, alt) is None:
+            if _first_problem(inst, alt, base) is None:
                 return None
-    return _first_problem(inst, specs)
+    return _first_problem(inst, specs, base)
 
 
-def _first_problem(inst: Instruction, specs: list) -> tuple[str, int | None] | None:
+def _first_problem(inst: Instruction, specs: list, base: str = "") -> tuple[str, int | None] | None:
     """The first mismatch of ``inst`` against one operand list: (message, operand index)."""
     if len(specs) != len(inst.operands):
         names = ", ".join(n for n, _c, _w in specs) or "none"
@@ -530,7 +616,9 @@ def _first_problem(inst: Instruction, specs: list) -> tuple[str, int | None] | N
                                                       and b.count == 1) or b == Special("m0"):
                 continue
             cls = "SSRC"
-        if not _kind_ok(op, cls, width, name, mfma):
+        if cls == "IMM" and inst.opcode == "s_setreg_imm32_b32":
+            cls = "KIMM32"  # a 32-bit immediate despite its simm16 field name
+        if not _kind_ok(op, cls, width, name, mfma, operand_type(base or inst.opcode, width)):
             want = _CLASS_WORDS.get(cls, cls if cls != "special" else f"'{name}'")
             return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op} is not {want}", k)
         w = _width_of(op)
@@ -538,7 +626,7 @@ def _first_problem(inst: Instruction, specs: list) -> tuple[str, int | None] | N
                 cls == "special" and name == "off" and not isinstance(op, Reg)):
             return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op} is "
                     f"{w} dword{'s' if w != 1 else ''} wide; expected {width}", k)
-    return _operand_rules(inst, specs)
+    return _operand_rules(inst, specs, base or inst.opcode)
 
 
 _INT_TYPES = re.compile(r"_(?:[biu](?:8|16|24|32|64)|u24|i24)(?:_|$)")
@@ -590,7 +678,7 @@ def _src_modifier_problem(inst: Instruction, specs: list) -> tuple[str, int] | N
     return None
 
 
-def _operand_rules(inst: Instruction, specs: list) -> tuple[str, int | None] | None:
+def _operand_rules(inst: Instruction, specs: list, base: str = "") -> tuple[str, int | None] | None:
     """Rules across operands (LLVM AMDGPUAsmParser::validateInstruction, gfx9 limits)."""
     ops = inst.operands
     sm = _src_modifier_problem(inst, specs)
@@ -599,7 +687,11 @@ def _operand_rules(inst: Instruction, specs: list) -> tuple[str, int | None] | N
     # one unique 32-bit literal per instruction
     lits: dict = {}
     for k, op in enumerate(ops):
-        key = _literal_key(op)
+        cls = specs[k][1] if k < len(specs) else ""
+        if cls in ("IMM", "LABEL", "SMEM_OFFSET", "HWREG", "SENDMSG", "WAITCNT"):
+            continue  # encoded in the instruction word, not as a literal dword
+        key = _literal_key(op, operand_type(base or inst.opcode, specs[k][2])
+                           if k < len(specs) else None, specs[k][2] if k < len(specs) else None)
         if key is not None:
             if key[0] == "imm" and isinstance(key[1], int) and not -(1 << 31) <= key[1] < (1 << 32):
                 return (f"literal {op} does not fit in 32 bits", k)
@@ -618,7 +710,7 @@ def _operand_rules(inst: Instruction, specs: list) -> tuple[str, int | None] | N
                 continue
             if opc == "v_writelane_b32" and base_is(op, Special("m0")):
                 continue  # the M0 lane select does not count
-            key = _scalar_key(op) or _literal_key(op)
+            key = _scalar_key(op) or _literal_key(op, operand_type(base or opc, _w), _w)
             if key is not None:
                 used.setdefault(key, k)
         if len(used) > 1:
