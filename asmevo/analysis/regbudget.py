@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.operands import Imm, reg_units
+from ..ir.operands import reg_units
 from . import Analysis
 from ._abi import kernel_abi
 from ._isa import facts

@@ -2,10 +2,8 @@
 
 import re
 
-import pytest
-
 from asmevo.analysis import AnalysisManager
-from asmevo.analysis.cfg import CFG, EXIT
+from asmevo.analysis.cfg import CFG
 from asmevo.analysis.liveness import Liveness
 from asmevo.frontend.asm_parser import parse_asm
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from asmevo.analysis import ANALYSES, AnalysisManager, analyze_all
+from asmevo.analysis import ANALYSES, analyze_all
 from asmevo.analysis.cfg import CFG
 from asmevo.analysis.liveness import Liveness
 from asmevo.analysis.waitcnt import WaitcntAnalysis
