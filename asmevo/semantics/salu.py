@@ -167,6 +167,67 @@ S("s_bfm_b32", "b32", "u32 u32",
   lambda B, a, b: B.shl(B.sub(B.shl(c(B, 1, 32), B.and_(a, c(B, 31, 32))), c(B, 1, 32)),
                         B.and_(b, c(B, 31, 32))), imp_out="")
 
+for _w in (32, 64):
+    _t = f"b{_w}"
+    S(f"s_bcnt0_i32_{_t}", "i32", _t,
+      lambda B, a, _w=_w: (lambda r: (r, nz(B, r)))(
+          B.trunc(B.popcount(B.not_(a)), 32) if _w == 64 else B.popcount(B.not_(a))))
+    S(f"s_ff0_i32_{_t}", "i32", _t,
+      lambda B, a, _w=_w: B.select(B.eq(a, c(B, (1 << _w) - 1, _w)), c(B, 0xFFFFFFFF, 32),
+                                   B.trunc(B.ctz(B.not_(a)), 32) if _w == 64 else B.ctz(B.not_(a))),
+      imp_out="")
+    S(f"s_bitset0_{_t}", _t, "u32",
+      lambda B, n, d, _w=_w: B.and_(d, B.not_(B.shl(c(B, 1, _w), B.zext(B.and_(n, c(B, _w - 1, 32)), _w)
+                                                     if _w == 64 else B.and_(n, c(B, 31, 32))))),
+      imp_out="", tied=True)
+    S(f"s_bitset1_{_t}", _t, "u32",
+      lambda B, n, d, _w=_w: B.or_(d, B.shl(c(B, 1, _w), B.zext(B.and_(n, c(B, _w - 1, 32)), _w)
+                                           if _w == 64 else B.and_(n, c(B, 31, 32)))),
+      imp_out="", tied=True)
+
+
+def _flbit_signed(B, a):
+    """S_FLBIT_I32 / _I64: count of leading bits equal to the sign bit; -1 for 0 and -1."""
+    w = B.width(a)
+    x = B.select(B.slt(a, c(B, 0, w)), B.not_(a), a)
+    r = B.trunc(B.clz(x), 32) if w == 64 else B.clz(x)
+    return B.select(B.eq(x, c(B, 0, w)), c(B, 0xFFFFFFFF, 32), r)
+
+
+S("s_flbit_i32", "i32", "i32", _flbit_signed, imp_out="")
+S("s_flbit_i32_i64", "i32", "i64", _flbit_signed, imp_out="")
+S("s_pack_ll_b32_b16", "b32", "b32 b32",
+  lambda B, a, b: B.or_(B.and_(a, c(B, 0xFFFF, 32)), B.shl(b, c(B, 16, 32))), imp_out="")
+S("s_pack_lh_b32_b16", "b32", "b32 b32",
+  lambda B, a, b: B.or_(B.and_(a, c(B, 0xFFFF, 32)), B.and_(b, c(B, 0xFFFF0000, 32))), imp_out="")
+S("s_pack_hh_b32_b16", "b32", "b32 b32",
+  lambda B, a, b: B.or_(B.lshr(a, c(B, 16, 32)), B.and_(b, c(B, 0xFFFF0000, 32))), imp_out="")
+
+
+def _wqm(B, a):
+    """S_WQM: every quad (4 bits) with any bit set becomes all ones."""
+    w = B.width(a)
+    r = c(B, 0, w)
+    for q in range(w // 4):
+        nib = B.and_(B.lshr(a, c(B, 4 * q, w)), c(B, 0xF, w))
+        r = B.or_(r, B.select(B.ne(nib, c(B, 0, w)), c(B, 0xF << (4 * q), w), c(B, 0, w)))
+    return r, nz(B, r)
+
+
+def _quadmask(B, a):
+    """S_QUADMASK: bit q of the result is set when quad q of the source has any bit set."""
+    w = B.width(a)
+    r = c(B, 0, w)
+    for q in range(w // 4):
+        nib = B.and_(B.lshr(a, c(B, 4 * q, w)), c(B, 0xF, w))
+        r = B.or_(r, B.select(B.ne(nib, c(B, 0, w)), c(B, 1 << q, w), c(B, 0, w)))
+    return r, nz(B, r)
+
+
+for _w in (32, 64):
+    S(f"s_wqm_b{_w}", f"b{_w}", f"b{_w}", _wqm)
+    S(f"s_quadmask_b{_w}", f"b{_w}", f"b{_w}", _quadmask)
+
 # saveexec family: sdst = EXEC; EXEC = f(ssrc, EXEC); SCC = EXEC != 0
 for _n, _f in (("and", lambda B, s, e: B.and_(s, e)), ("or", lambda B, s, e: B.or_(s, e)),
                ("xor", lambda B, s, e: B.xor(s, e)), ("andn2", lambda B, s, e: B.and_(s, B.not_(e))),

@@ -21,7 +21,8 @@ def K(name, kind, **extra):
 
 
 # program flow / no value effect
-for n in ("s_waitcnt", "s_nop", "s_sleep", "s_setprio", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt",
+for n in ("s_atc_probe", "s_atc_probe_buffer", "s_dcache_inv_vol", "s_dcache_wb_vol",
+          "s_waitcnt", "s_nop", "s_sleep", "s_setprio", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt",
           "s_waitcnt_expcnt", "buffer_wbl2", "buffer_inv", "s_icache_inv", "s_dcache_wb",
           "s_dcache_inv", "s_ttracedata", "s_sethalt", "buffer_wbinvl1", "buffer_wbinvl1_vol",
           "s_code_end"):

@@ -407,6 +407,98 @@ for _f in ("fp8", "bf8"):
                                            B.shl(B.f2fp8(b, _f, False), _u32(B, 8))), 16),
       preserve_half=True)
 
+# ---------------------------------------------------------------- 16-bit integer / mad / dot / sad
+def _u16c(B, v):
+    return c(B, v, 16)
+
+
+V("v_mad_u16", "u16", "u16 u16 u16", lambda B, a, b, d: B.add(B.mul(a, b), d))
+V("v_mad_i16", "i16", "i16 i16 i16", lambda B, a, b, d: B.add(B.mul(a, b), d))
+V("v_mad_i32_i16", "i32", "i16 i16 i32",
+  lambda B, a, b, d: B.add(B.mul(B.sext(a, 32), B.sext(b, 32)), d))
+V("v_mad_f16", "f16", "f16 f16 f16", lambda B, a, b, d: B.fadd(B.fmul(a, b), d))
+for _t, _s in (("u16", False), ("i16", True)):
+    mx = (lambda B, a, b: B.smax(a, b)) if _s else (lambda B, a, b: B.umax(a, b))
+    mn = (lambda B, a, b: B.smin(a, b)) if _s else (lambda B, a, b: B.umin(a, b))
+    V(f"v_max3_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d, mx=mx: mx(B, mx(B, a, b), d))
+    V(f"v_min3_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d, mn=mn: mn(B, mn(B, a, b), d))
+    V(f"v_med3_{_t}", _t, f"{_t} {_t} {_t}",
+      lambda B, a, b, d, mx=mx, mn=mn: mx(B, mn(B, a, b), mn(B, mx(B, a, b), d)))
+
+
+def _lanes_of(B, x, n, bits, signed):
+    """The ``n`` packed ``bits``-bit fields of 32-bit ``x`` as 32-bit values."""
+    out = []
+    for i in range(n):
+        f = B.and_(B.lshr(x, _u32(B, bits * i)), _u32(B, (1 << bits) - 1))
+        if signed:
+            f = B.ashr(B.shl(f, _u32(B, 32 - bits)), _u32(B, 32 - bits))
+        out.append(f)
+    return out
+
+
+def _dot(n, bits, signed):
+    def f(B, a, b, acc):
+        xs, ys = _lanes_of(B, a, n, bits, signed), _lanes_of(B, b, n, bits, signed)
+        r = acc
+        for x, y in zip(xs, ys):
+            r = B.add(r, B.mul(x, y))
+        return r
+    return f
+
+
+V("v_dot2_i32_i16", "i32", "b32 b32 i32", _dot(2, 16, True))
+V("v_dot2_u32_u16", "u32", "b32 b32 u32", _dot(2, 16, False))
+V("v_dot4_i32_i8", "i32", "b32 b32 i32", _dot(4, 8, True))
+V("v_dot4_u32_u8", "u32", "b32 b32 u32", _dot(4, 8, False))
+V("v_dot8_i32_i4", "i32", "b32 b32 i32", _dot(8, 4, True))
+V("v_dot8_u32_u4", "u32", "b32 b32 u32", _dot(8, 4, False))
+V("v_dot2c_i32_i16", "i32", "b32 b32", lambda B, a, b, d: _dot(2, 16, True)(B, a, b, d), tied=True)
+
+
+def _dot2_f32_f16(B, a, b, acc):
+    """D = a.lo*b.lo + a.hi*b.hi + acc: the f16 products are exact in f32; the sum is
+    computed as two fused adds (fma on the f32-converted halves)."""
+    al, ah = B.fcvt(B.trunc(a, 16), 32), B.fcvt(B.trunc(B.lshr(a, _u32(B, 16)), 16), 32)
+    bl, bh = B.fcvt(B.trunc(b, 16), 32), B.fcvt(B.trunc(B.lshr(b, _u32(B, 16)), 16), 32)
+    return B.ffma(ah, bh, B.ffma(al, bl, acc))
+
+
+V("v_dot2_f32_f16", "f32", "b32 b32 f32", _dot2_f32_f16)
+V("v_dot2c_f32_f16", "f32", "b32 b32", lambda B, a, b, d: _dot2_f32_f16(B, a, b, d), tied=True)
+
+
+def _sad(n, bits, hi=False):
+    def f(B, a, b, acc):
+        xs, ys = _lanes_of(B, a, n, bits, False), _lanes_of(B, b, n, bits, False)
+        r = _u32(B, 0)
+        for x, y in zip(xs, ys):
+            r = B.add(r, B.sub(B.umax(x, y), B.umin(x, y)))
+        return B.add(B.shl(r, _u32(B, 16)) if hi else r, acc)
+    return f
+
+
+V("v_sad_u8", "u32", "b32 b32 u32", _sad(4, 8))
+V("v_sad_hi_u8", "u32", "b32 b32 u32", _sad(4, 8, hi=True))
+V("v_sad_u16", "u32", "b32 b32 u32", _sad(2, 16))
+
+
+def _sat_pack(signed):
+    lo, hi = ((0xFFFF8000, 0x7FFF) if signed else (0, 0xFFFF))
+
+    def sat(B, x):
+        if signed:
+            x = B.select(B.slt(x, _u32(B, lo)), _u32(B, lo), x)
+            x = B.select(B.sgt(x, _u32(B, hi)), _u32(B, hi), x)
+        else:
+            x = B.select(B.ugt(x, _u32(B, hi)), _u32(B, hi), x)
+        return B.and_(x, _u32(B, 0xFFFF))
+    return lambda B, a, b: B.or_(sat(B, a), B.shl(sat(B, b), _u32(B, 16)))
+
+
+V("v_cvt_pk_i16_i32", "b32", "i32 i32", _sat_pack(True))
+V("v_cvt_pk_u16_u32", "b32", "u32 u32", _sat_pack(False))
+
 # ---------------------------------------------------------------- packed (VOP3P element functions)
 P("v_pk_fma_f16", "f16", "f16 f16 f16", lambda B, a, b, d: B.ffma(a, b, d))
 P("v_pk_add_f16", "f16", "f16 f16", lambda B, a, b: B.fadd(a, b))
@@ -417,6 +509,17 @@ P("v_pk_add_u16", "u16", "u16 u16", lambda B, a, b: B.add(a, b))
 P("v_pk_sub_u16", "u16", "u16 u16", lambda B, a, b: B.sub(a, b))
 P("v_pk_mul_lo_u16", "u16", "u16 u16", lambda B, a, b: B.mul(a, b))
 P("v_pk_fma_f32", "f32", "f32 f32 f32", lambda B, a, b, d: B.ffma(a, b, d))
+P("v_pk_add_i16", "i16", "i16 i16", lambda B, a, b: B.add(a, b))
+P("v_pk_sub_i16", "i16", "i16 i16", lambda B, a, b: B.sub(a, b))
+P("v_pk_max_i16", "i16", "i16 i16", lambda B, a, b: B.smax(a, b))
+P("v_pk_min_i16", "i16", "i16 i16", lambda B, a, b: B.smin(a, b))
+P("v_pk_max_u16", "u16", "u16 u16", lambda B, a, b: B.umax(a, b))
+P("v_pk_min_u16", "u16", "u16 u16", lambda B, a, b: B.umin(a, b))
+P("v_pk_lshlrev_b16", "b16", "u16 b16", lambda B, a, b: B.shl(b, _mask_sh(B, a, 16)))
+P("v_pk_lshrrev_b16", "b16", "u16 b16", lambda B, a, b: B.lshr(b, _mask_sh(B, a, 16)))
+P("v_pk_ashrrev_i16", "i16", "u16 i16", lambda B, a, b: B.ashr(b, _mask_sh(B, a, 16)))
+P("v_pk_mad_u16", "u16", "u16 u16 u16", lambda B, a, b, d: B.add(B.mul(a, b), d))
+P("v_pk_mad_i16", "i16", "i16 i16 i16", lambda B, a, b, d: B.add(B.mul(a, b), d))
 P("v_pk_add_f32", "f32", "f32 f32", lambda B, a, b: B.fadd(a, b))
 P("v_pk_mul_f32", "f32", "f32 f32", lambda B, a, b: B.fmul(a, b))
 P("v_pk_mov_b32", "b32", "b32 b32", lambda B, a, b: (a, b))  # special-cased: lo from a, hi from b

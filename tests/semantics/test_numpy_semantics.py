@@ -206,3 +206,21 @@ def test_byte_select_override_matches_generic_definition():
     sel[:8] = [0x0C0D0407, 0x08090A0B, 0x03020100, 0x07060504, 0xFFFFFFFF, 0x0E0D0C0B,
                0x01010101, 0x0A0A0A0A]
     assert np.array_equal(NP.byte_select(x, sel), Backend.byte_select(NP, x, sel))
+
+
+def test_dot_sad_pack_and_masks():
+    a = u32(0x01FF7F80)          # bytes (lo..hi): 0x80=-128, 0x7f=127, 0xff=-1, 0x01=1
+    b = u32(0x02020202)
+    assert ev("v_dot4_i32_i8", a, b, u32(10))[0] == 10 + 2 * (-128 + 127 - 1 + 1)
+    assert ev("v_dot4_u32_u8", a, b, u32(0))[0] == 2 * (0x80 + 0x7F + 0xFF + 0x01)
+    assert ev("v_sad_u8", u32(0x01020304), u32(0x04030201), u32(1))[0] == 1 + 3 + 1 + 1 + 3
+    assert ev("v_cvt_pk_i16_i32", u32(70000), u32(-70000))[0] == 0x80007FFF
+    from asmevo.semantics.intbackend import INT, U32, U64
+    r, scc = lookup("s_wqm_b64").fn(INT, U64(0x0000000100000010))
+    assert r == 0x0000000F000000F0 and scc
+    r, _ = lookup("s_quadmask_b32").fn(INT, U32(0x00F00011))
+    assert r == 0b100011
+    assert lookup("s_flbit_i32").fn(INT, U32(0xFFFF0000)) == 16
+    assert lookup("s_flbit_i32").fn(INT, U32(0xFFFFFFFF)) == 0xFFFFFFFF
+    assert lookup("s_pack_lh_b32_b16").fn(INT, U32(0x12345678), U32(0x9ABCDEF0)) == 0x9ABC5678
+    assert lookup("s_bitset1_b32").fn(INT, U32(33), U32(0)) == 2

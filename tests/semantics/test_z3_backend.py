@@ -62,7 +62,9 @@ MNEMONICS = ["v_add_f32", "v_sub_f32", "v_mul_f32", "v_fma_f32", "v_max_f32", "v
              "v_bfrev_b32", "v_rndne_f32", "v_floor_f32", "v_sqrt_f32", "v_div_fixup_f32",
              "v_fma_f64", "v_add_f64", "v_mul_lo_u32", "v_mul_hi_i32", "v_mul_hi_u32",
              "v_max_i32", "s_ff1_i32_b32", "s_cselect_b32", "v_cndmask_b32", "v_xad_u32",
-             "v_cvt_pkrtz_f16_f32"]
+             "v_cvt_pkrtz_f16_f32", "v_mad_i32_i16", "v_dot2_i32_i16", "v_dot4_i32_i8",
+             "v_dot8_u32_u4", "v_dot2_f32_f16", "v_sad_u8", "v_sad_hi_u8", "v_cvt_pk_i16_i32",
+             "v_cvt_pk_u16_u32", "v_med3_i16", "v_mad_u16"]
 
 
 @pytest.mark.parametrize("name", MNEMONICS)
