@@ -281,7 +281,8 @@ def operand_roles(inst) -> list[str]:
     * DPP: lanes that are masked off (``row_mask``/``bank_mask`` not 0xf) or read
       an invalid lane without ``bound_ctrl`` keep the old ``vdst`` (LLVM ties
       ``$old``), so ``vdst`` is ``defuse``;
-    * SDWA with ``dst_unused:UNUSED_PRESERVE`` keeps the rest of ``vdst``;
+    * SDWA with ``dst_unused:UNUSED_PRESERVE`` (the default) and a ``dst_sel``
+      other than DWORD keeps the rest of ``vdst``;
     * VOP3 ``op_sel`` with the destination bit set writes the high half only.
 
     Unknown mnemonics raise :class:`UnknownInstructionError` (an
@@ -311,7 +312,11 @@ def operand_roles(inst) -> list[str]:
         if row != 0xF or bank != 0xF or not (ctrl_full or inst.has_mod("bound_ctrl")):
             roles[0] = "defuse"
     if info.is_sdwa and roles[0] == "def":
-        if str(inst.mod("dst_unused", "")).upper() == "UNUSED_PRESERVE":
+        # the assembler's default dst_unused is UNUSED_PRESERVE (llvm-mc prints it
+        # when only dst_sel is given); it only matters when dst_sel is not DWORD
+        unused = str(inst.mod("dst_unused", "UNUSED_PRESERVE")).upper()
+        sel = str(inst.mod("dst_sel", "DWORD")).upper()
+        if unused == "UNUSED_PRESERVE" and sel != "DWORD":
             roles[0] = "defuse"
     if info.family == "VOP3" and roles[0] == "def" and _HALF_RESULT.search(info.base):
         sel = inst.mod("op_sel")

@@ -420,10 +420,12 @@ def formats():
                 ctrl = 0xE4 if ext == "dpp" else 0x151
                 return [head | 0xFA, (s0 & 0xFF) | bits(ctrl, 8) | (0xF << 24) | (0xF << 28)]
             if ext == "sdwa":
+                # SDWA9: S0 (bit 23) / S1 (bit 31) select the scalar operand space
+                # (SGPR or inline constant) for src0 / src1
                 sgpr = (1 << 23) if s0 < 0x100 else 0
                 sels = bits(6, 16) | (bits(6, 24) if prefix != "VOP1" else 0) | \
                     (bits(6, 8) if prefix != "VOPC" else 0)
-                return [head | 0xF9, (s0 & 0xFF) | sels | sgpr]
+                return [head | 0xF9, (s0 & 0xFF) | sels | sgpr | bits(v.get("s1", 0), 31)]
             return [head | s0]
         return enc
     for prefix, ops, flds in (("VOP2", range(0, 0x3F), ["vdst", "src0", "src1"]),
@@ -437,7 +439,12 @@ def formats():
                                "dpp64": ({"ext": "dpp64"}, None, None, {}),
                                "sdwa": ({"ext": "sdwa"}, None, None, {}),
                                "sdwa_s": ({"ext": "sdwa", "src0": VS0}, "src0", "s",
-                                          {"src0": "s"})})
+                                          {"src0": "s"}),
+                               "sdwa_i": ({"ext": "sdwa", "src0": 0x83}, "src0", "i", {}),
+                               "sdwa_s1": ({"ext": "sdwa", "src1": VS1, "s1": 1}, "src1", "s",
+                                           {"src1": "s"}),
+                               "sdwa_i1": ({"ext": "sdwa", "src1": 0x83, "s1": 1}, "src1", "i",
+                                           {})})
 
     # VOP3 (a/b): [31:26]=110100 op[25:16] clamp[15] sdst/abs,op_sel[14:8] vdst[7:0];
     #             dword1 neg[31:29] omod[28:27] src2[26:18] src1[17:9] src0[8:0]

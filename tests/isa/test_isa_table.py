@@ -232,6 +232,11 @@ def _regs(ops):
      [("exec_lo",), ("exec_hi",)]),
     ("v_mov_b32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD", ["v0"],
      ["v0", "v1"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_mov_b32_sdwa v0, v1 dst_sel:WORD_1", ["v0"], ["v0", "v1"], [], [("exec_lo",), ("exec_hi",)]),
+    ("v_mov_b32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:DWORD", ["v0"], ["v1"],
+     [], [("exec_lo",), ("exec_hi",)]),
+    ("v_add_f32_sdwa v0, s1, 2 dst_sel:DWORD dst_unused:UNUSED_PRESERVE src0_sel:DWORD "
+     "src1_sel:DWORD", ["v0"], ["s1", "2"], [], [("exec_lo",), ("exec_hi",)]),
     ("v_div_fmas_f32 v0, v1, v2, v3", ["v0"], ["v1", "v2", "v3"], [],
      [("exec_lo",), ("exec_hi",), ("vcc_lo",), ("vcc_hi",)]),
     ("s_cbranch_vccz 4", [], ["4"], [], [("vcc_lo",), ("vcc_hi",)]),
