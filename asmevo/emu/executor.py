@@ -1099,11 +1099,19 @@ def compile_smem(inst, spec, ctx, nxt):
                 data = wv.s[di:di + n].copy().view(U8).reshape(1, size)
                 mem.write(a, data, np.array([0]))
                 return nxt
-            old = int.from_bytes(mem.read_scalar(addr, 4), "little")
-            new = _atomic_apply(aop, old, wv.s.item(di))
-            mem.write(a, np.frombuffer(new.to_bytes(4, "little"), U8).reshape(1, 4), np.array([0]))
+            old = int.from_bytes(mem.read_scalar(addr, size), "little")
+            nd_ = size // 4
+            val = sum(wv.s.item(di + k) << (32 * k) for k in range(nd_))
+            if aop == "cmpswap":
+                cmpv = sum(wv.s.item(di + nd_ + k) << (32 * k) for k in range(nd_))
+                new = val if old == cmpv else old
+            else:
+                new = _atomic_apply(aop, old, val, size=size)
+            mem.write(a, np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size),
+                      np.array([0]))
             if ret:
-                wv.s[di] = old
+                for k in range(nd_):
+                    wv.s[di + k] = (old >> (32 * k)) & 0xFFFFFFFF
             return nxt
         return run
 
@@ -1473,22 +1481,25 @@ def compile_mubuf(inst, spec, ctx, nxt):
             aop = ex["op"]
             ret = inst.has_mod("glc") or inst.has_mod("sc0")
             R = wv.v if dst_or_data.file == "v" else wv.a
+            di, ndw = dst_or_data.index, size // 4
             for j, ln in enumerate(lanes):
                 if not inr[j]:
                     if ret:
-                        R[dst_or_data.index, ln] = 0
+                        R[di:di + ndw, ln] = 0
                     continue
                 aj = a[j:j + 1]
-                old = int.from_bytes(mem.read(aj, 4, lanes[j:j + 1]).tobytes(), "little")
-                val = int(R[dst_or_data.index, ln])
+                old = int.from_bytes(mem.read(aj, size, lanes[j:j + 1]).tobytes(), "little")
+                val = sum(int(R[di + k, ln]) << (32 * k) for k in range(ndw))
                 if aop == "cmpswap":
-                    new = val if old == int(R[dst_or_data.index + 1, ln]) else old
+                    cmpv = sum(int(R[di + ndw + k, ln]) << (32 * k) for k in range(ndw))
+                    new = val if old == cmpv else old
                 else:
-                    new = _atomic_apply(aop, old, val)
-                mem.write(aj, np.frombuffer(new.to_bytes(4, "little"), U8).reshape(1, 4),
+                    new = _atomic_apply(aop, old, val, size=size)
+                mem.write(aj, np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size),
                           lanes[j:j + 1])
                 if ret:
-                    R[dst_or_data.index, ln] = old
+                    for k in range(ndw):
+                        R[di + k, ln] = (old >> (32 * k)) & 0xFFFFFFFF
             return nxt
         if load:
             data = np.zeros((len(lanes), size), U8)
@@ -1620,21 +1631,24 @@ def compile_ds(inst, spec, ctx, nxt):
                 else:
                     lds.write(a, _store_data(wv, src, lanes, size, ex.get("d16_hi", False)), lanes)
             else:
-                lds.check(a, 4, lanes)
+                lds.check(a, size, lanes)
                 aop = ex["aop"]
+                ndw = size // 4
+
+                def rd(reg, ln):
+                    return sum(int(wv.v[reg.index + k, ln]) << (32 * k) for k in range(ndw))
                 for j, ln in enumerate(lanes):
                     o = int(a[j])
-                    old = int(lds.data[o:o + 4].view("<u4")[0])
+                    old = int.from_bytes(lds.data[o:o + size].tobytes(), "little")
                     if aop == "cmpst":
-                        # ds_cmpst_b32: data0 = compare, data1 = new value
-                        cmpv = int(wv.v[src.index, ln])
-                        newv = int(wv.v[src2.index, ln])
-                        new = newv if old == cmpv else old
+                        # ds_cmpst: data0 = compare, data1 = new value
+                        new = rd(src2, ln) if old == rd(src, ln) else old
                     else:
-                        new = _atomic_apply(aop, old, int(wv.v[src.index, ln]))
-                    lds.data[o:o + 4] = np.frombuffer(int(new).to_bytes(4, "little"), U8)
+                        new = _atomic_apply(aop, old, rd(src, ln), size=size)
+                    lds.data[o:o + size] = np.frombuffer(int(new).to_bytes(size, "little"), U8)
                     if dst is not None:
-                        wv.v[dst.index, ln] = old
+                        for k in range(ndw):
+                            wv.v[dst.index + k, ln] = (old >> (32 * k)) & 0xFFFFFFFF
             return nxt
         return run
     if op in ("read2", "write2"):

@@ -79,12 +79,16 @@ for n, sz, hi, sg in (("ubyte_d16", 1, False, False), ("ubyte_d16_hi", 1, True, 
     K(f"buffer_load_{n}", "mubuf", size=sz, load=True, d16=True, d16_hi=hi, signed=sg)
 for sz in ("dword", "dwordx2", "dwordx4"):
     K(f"s_store_{sz}", "smem", size=_SIZES[sz], store=True)
-K("s_atomic_inc", "smem", size=4, atomic="inc")
-K("s_atomic_add", "smem", size=4, atomic="add")
+for op in ("add", "sub", "swap", "cmpswap", "smin", "umin", "smax", "umax", "and", "or", "xor",
+           "inc", "dec"):
+    K(f"s_atomic_{op}", "smem", size=4, atomic=op)
+    K(f"s_atomic_{op}_x2", "smem", size=8, atomic=op)
 K("buffer_store_byte_d16_hi", "mubuf", size=1, load=False, d16_hi=True)
 for op in ("add", "sub", "swap", "cmpswap", "smin", "umin", "smax", "umax", "and", "or", "xor",
-           "add_f32", "pk_add_f16"):
-    K(f"buffer_atomic_{op}", "mubuf_atomic", op=op, size=4)
+           "inc", "dec", "add_f32", "pk_add_f16", "pk_add_bf16", "add_f64", "min_f64", "max_f64"):
+    K(f"buffer_atomic_{op}", "mubuf_atomic", op=op, size=8 if op.endswith("f64") else 4)
+    if not op.endswith(("f32", "f16", "bf16", "f64")):
+        K(f"buffer_atomic_{op}_x2", "mubuf_atomic", op=op, size=8)
 # DS
 for sz in ("b32", "b64", "b96", "b128", "u8", "i8", "u16", "i16"):
     K(f"ds_read_{sz}", "ds", op="read", size=_SIZES[sz], signed=sz in ("i8", "i16"))
@@ -111,6 +115,13 @@ for op, ty in (("add", "u32"), ("sub", "u32"), ("rsub", "u32"), ("inc", "u32"), 
            "add_f32": "add_f32", "min_f32": "min_f32", "max_f32": "max_f32"}.get(f"{op}_{ty}", op)
     K(f"ds_{op}_{ty}", "ds", op="atomic", aop=aop, ret=False, size=4)
     K(f"ds_{op}_rtn_{ty}", "ds", op="atomic", aop=aop, ret=True, size=4)
+    ty64 = {"u32": "u64", "i32": "i64", "b32": "b64", "f32": "f64"}[ty]
+    if (op, ty64) == ("add", "f64") or ty != "f32":
+        aop64 = {"add_f32": "add_f64"}.get(aop, aop)
+        K(f"ds_{op}_{ty64}", "ds", op="atomic", aop=aop64, ret=False, size=8)
+        K(f"ds_{op}_rtn_{ty64}", "ds", op="atomic", aop=aop64, ret=True, size=8)
+for n in ("ds_wrxchg_rtn_b32", "ds_wrxchg_rtn_b64"):
+    K(n, "ds", op="atomic", aop="swap", ret=True, size=4 if n.endswith("b32") else 8)
 K("ds_swizzle_b32", "ds", op="swizzle", size=4)
 K("ds_permute_b32", "ds", op="permute", size=4)
 K("ds_bpermute_b32", "ds", op="bpermute", size=4)

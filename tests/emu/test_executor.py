@@ -352,3 +352,25 @@ def test_lds_atomic_ops(snippet, op, init, vals, want):
     s.w.v[1, :len(vals)] = vals
     s.run()
     assert s.group.lds.data[:4].view(np.uint32)[0] == want
+
+
+def test_64bit_atomics(snippet):
+    s = snippet(["ds_write_b64 v0, v[2:3]", "ds_add_rtn_u64 v[4:5], v0, v[6:7]",
+                 "ds_read_b64 v[8:9], v0",
+                 "buffer_atomic_add_x2 v[6:7], v1, s[4:7], 0 offen glc",
+                 "s_atomic_add_x2 s[10:11], s[12:13], 0x0 glc"])
+    s.w.set_exec(LANES < 2)
+    base = s.mem.map("buf", np.array([0xFFFFFFFF, 0, 0, 0], np.uint32))
+    s.w.s[4], s.w.s[5], s.w.s[6], s.w.s[7] = base & 0xFFFFFFFF, base >> 32, 16, 0x00027000
+    s.w.s[12], s.w.s[13] = (base + 8) & 0xFFFFFFFF, base >> 32
+    s.w.s[10], s.w.s[11] = 5, 1
+    s.w.v[0] = 16
+    s.w.v[1] = 0
+    s.w.v[2], s.w.v[3] = 0xFFFFFFFF, 0         # LDS qword = 2^32 - 1
+    s.w.v[6], s.w.v[7] = 1, 0
+    s.run()
+    assert list(s.w.v[4, :2]) == [0xFFFFFFFF, 0] and list(s.w.v[5, :2]) == [0, 1]
+    assert list(s.w.v[8, :2]) == [1, 1] and list(s.w.v[9, :2]) == [1, 1]   # 2^32 + 1
+    mem = s.mem.region("buf").data.view(np.uint64)
+    assert mem[0] == 0xFFFFFFFF + 2 and mem[1] == (1 << 32) + 5
+    assert s.w.s[10] == 0 and s.w.s[11] == 0                       # old value returned
