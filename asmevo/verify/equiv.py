@@ -308,6 +308,11 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
     diffs = [(n, a, b) for n, a, b in pairs if not _same_term(a, b)]
     if not diffs:
         return EquivResult(EQUIVALENT, "identical terms", live_out=names)
+    found = _concrete_search(diffs, ra, rb, seed=len(diffs))
+    if found is not None:
+        vals, differs = found
+        return EquivResult(NOT_EQUIVALENT, "differs in " + ", ".join(differs) + " (concrete inputs)",
+                           counterexample=vals, live_out=names, differing=differs)
     s = z3.Solver()
     s.set("timeout", int(timeout_ms))
     s.add(z3.Or([z3.Not(_as_bv_eq(a, b)) for _, a, b in diffs]))
@@ -339,6 +344,93 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
     ce = _counterexample(model, diffs, differs, ra, rb)
     return EquivResult(NOT_EQUIVALENT, "differs in " + ", ".join(differs), counterexample=ce,
                        live_out=names, differing=differs)
+
+
+_EDGE32 = (0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
+           0x7FC00001, 0x00000001, 0x3F800000, 0xBF800000, 2, 31, 32, 0xFFFF, 0x10000)
+
+
+def _concrete_search(diffs, ra: SymRun, rb: SymRun, *, tries: int = 48, seed: int = 0):
+    """Look for a counterexample by evaluating both windows' terms on concrete inputs
+    (random and edge values for every initial register, the lane, EXEC, and memory
+    filled with one random byte) -- z3 evaluates concrete terms exactly with the
+    shared semantics, so a difference found here is a real counterexample.  Much
+    faster than the solver on multiplications and floating point.  Returns
+    ``(counterexample dict, differing names)`` or None."""
+    import random
+    rng = random.Random(seed)
+    init = dict(ra.initial)
+    init.update(rb.initial)
+    terms = [(u, t) for u, t in init.items() if isinstance(t, z3.ExprRef)]
+    arrays = _memory_arrays([t for _, a, b in diffs for t in (a, b)])
+    lane = ra.lane if ra.lane is not None else rb.lane
+    for k in range(tries):
+        sub = []
+        vals: dict[str, Any] = {}
+        for u, t in terms:
+            if z3.is_bool(t):
+                v = rng.random() < 0.5
+                sub.append((t, z3.BoolVal(v)))
+            else:
+                w = t.size()
+                if u[0] in ("exec_lo", "exec_hi") and k % 4 == 0:
+                    v = (1 << w) - 1
+                elif rng.random() < 0.3:
+                    v = rng.choice(_EDGE32) & ((1 << w) - 1)
+                else:
+                    v = rng.getrandbits(w)
+                sub.append((t, z3.BitVecVal(v, w)))
+            vals[unit_name(u)] = int(v)
+        if lane is not None:
+            lv = rng.randrange(64)
+            sub.append((lane, z3.BitVecVal(lv, 6)))
+            vals["lane"] = lv
+        for arr in arrays:
+            dom, rngs = arr.sort().domain(), arr.sort().range()
+            sub.append((arr, z3.K(dom, z3.BitVecVal(rng.getrandbits(rngs.size()), rngs.size()))))
+        try:
+            ev = [(n, z3.simplify(z3.substitute(a, *sub)), z3.simplify(z3.substitute(b, *sub)))
+                  for n, a, b in diffs]
+        except z3.Z3Exception:
+            return None
+        bad = []
+        for n, a, b in ev:
+            if _is_value(a) and _is_value(b) and not _value_eq(a, b):
+                bad.append(n)
+        if bad:
+            ce = {"inputs": vals, "a": {n: _py(a) for n, a, b in ev if n in bad},
+                  "b": {n: _py(b) for n, a, b in ev if n in bad}, "differs": bad}
+            return ce, bad
+    return None
+
+
+def _memory_arrays(terms) -> list:
+    out, seen = [], set()
+    stack = [t for t in terms if isinstance(t, z3.ExprRef)]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and z3.is_array(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(t)
+        elif z3.is_app(t):
+            stack.extend(t.children())
+    return out
+
+
+def _is_value(t) -> bool:
+    return z3.is_bv_value(t) or z3.is_true(t) or z3.is_false(t)
+
+
+def _value_eq(a, b) -> bool:
+    if z3.is_bv_value(a) and z3.is_bv_value(b):
+        return a.size() == b.size() and a.as_long() == b.as_long()
+    return z3.is_true(a) == z3.is_true(b)
+
+
+def _py(t):
+    return t.as_long() if z3.is_bv_value(t) else (1 if z3.is_true(t) else 0)
 
 
 def _same_term(a, b) -> bool:
@@ -493,7 +585,12 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                     written |= set(facts(i).defs)
             except Exception:  # noqa: BLE001
                 pass
-            lo = written & maybe_live
+            after = _live_after(live, bo, eo)
+            # Uniform units (SGPRs, VCC, EXEC, M0, SCC) are written whole, so the liveness
+            # analysis is exact for them; VGPR lanes that EXEC masks off survive a later
+            # write, so VGPRs stay compared whenever anything reads them.
+            lo = {u for u in written & maybe_live
+                  if u[0] in ("v", "a") or after is None or unit_name(u) in after}
             r = check_windows(wa, wb, live_out=lo, timeout_ms=timeout_ms, float_mode=float_mode)
             where = {"kernel": n, "block": bo.label or f"#{bi}", "start": p,
                      "original": [i.text() for i in wa], "candidate": [i.text() for i in wb]}
@@ -503,7 +600,6 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
             if r.status == UNKNOWN:
                 unknown.append((r.unknown_kind or "unsupported", f"{n} block {where['block']}: {r.reason}"))
                 continue
-            after = _live_after(live, bo, eo)
             real = [u for u in r.differing if u.startswith("write#") or u == "memory-writes"
                     or (after is not None and u in after)]
             if real:

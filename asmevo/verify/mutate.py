@@ -8,7 +8,7 @@ Semantics-*changing* edits (the verifier must reject them or say unknown):
 * ``const``: change an immediate operand or a memory ``offset:`` modifier;
 * ``drop-waitcnt`` / ``lower-waitcnt``: remove an ``s_waitcnt`` or lower one of its
   counts, where a later instruction reads a register loaded before it;
-* ``drop-nop``: remove an ``s_nop`` that separates a hazard pair;
+* ``drop-nop``: remove an ``s_nop`` that separates a hazard pair (per the hazard analysis);
 * ``swap-dependent``: swap two adjacent instructions that depend on each other;
 * ``branch-cond``: invert a conditional branch (``scc0``<->``scc1``, ``vccz``<->``vccnz``,
   ``execz``<->``execnz``).
@@ -316,12 +316,32 @@ def _waitcnt_edits(module: Module) -> Iterator[Mutation]:
 
 
 def _drop_nops(module: Module) -> Iterator[Mutation]:
+    """Remove an ``s_nop`` that separates a hazard pair: one whose removal makes the
+    hazard analysis (:mod:`asmevo.analysis.hazards`) report a violation the kernel
+    did not have (a redundant ``s_nop`` changes nothing and is not generated)."""
+    try:
+        from ..analysis import AnalysisManager
+        from ..analysis.hazards import HazardAnalysis
+    except ImportError:
+        return
+
+    def count(m: Module, kname: str) -> int:
+        try:
+            return len(HazardAnalysis(m.kernel(kname), AnalysisManager(m)).violations)
+        except Exception:  # noqa: BLE001
+            return -1
+
+    base: dict[str, int] = {}
     for k, bi, b, ii, inst in _positions(module):
         if inst.opcode != "s_nop" or ii == 0 or ii + 1 >= len(b.instructions):
             continue
+        if k.name not in base:
+            base[k.name] = count(module, k.name)
         insts = b.instructions[:ii] + b.instructions[ii + 1:]
-        yield Mutation("drop-nop", True, k.name, bi, ii, inst.text(), "",
-                       with_block(module, k.name, bi, insts))
+        mod = with_block(module, k.name, bi, insts)
+        if base[k.name] < 0 or count(mod, k.name) <= base[k.name]:
+            continue
+        yield Mutation("drop-nop", True, k.name, bi, ii, inst.text(), "", mod)
 
 
 def _adjacent_swaps(module: Module, dependent: bool) -> Iterator[Mutation]:
