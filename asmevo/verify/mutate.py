@@ -3,7 +3,8 @@
 Semantics-*changing* edits (the verifier must reject them or say unknown):
 
 * ``swap-noncommutative``: swap src0/src1 of a non-commutative instruction
-  (``v_sub*``, shifts, ``v_cndmask``, ordered compares...) when they differ;
+  (``v_sub*``, shifts, ``v_cndmask``, ordered compares...), or src0/src2 of a
+  multiply-add-like one (``v_mad*``, ``v_fma*``, ``v_and_or``...), when they differ;
 * ``reg-index``: change a source register to a neighbouring one of the same file;
 * ``const``: change an immediate operand or a memory ``offset:`` modifier;
 * ``drop-waitcnt`` / ``lower-waitcnt``: remove an ``s_waitcnt`` or lower one of its
@@ -16,7 +17,8 @@ Semantics-*changing* edits (the verifier must reject them or say unknown):
 Semantics-*preserving* edits (the verifier should accept them):
 
 * ``swap-commutative``: swap the operands of a commutative instruction;
-* ``reorder-independent``: swap two adjacent independent ALU instructions;
+* ``reorder-independent``: swap two adjacent independent ALU instructions (unless that
+  creates a hazard the kernel did not have: then it is not semantics-preserving on hardware);
 * ``peephole``: replace an instruction by a form that z3 proves equivalent
   (``v_lshlrev_b32 d, 1, x`` -> ``v_add_u32 d, x, x``, ``v_sub_u32 d, a, b`` ->
   ``v_subrev_u32 d, b, a`` ...).
@@ -98,8 +100,11 @@ _NONCOMMUTATIVE = re.compile(
     r"^v_(sub|subrev|sub_co|subrev_co|lshlrev|lshrrev|ashrrev|cndmask|ldexp|bfm)_\w+$|"
     r"^s_(sub|lshl|lshr|ashr|bfm|andn2|orn2|cselect)_\w+$|"
     r"^v_cmp_(lt|gt|le|ge|nlt|ngt|nle|nge)_\w+$|^s_cmp_(lt|gt|le|ge)_\w+$|"
-    r"^v_(bfe|bfi|alignbit|alignbyte|perm|lshl_add|add_lshl|lshl_or|and_or|or3|xad|lerp)_\w+$|"
-    r"^v_(mad|fma)_(u32_u24|i32_i24|u16|i16)$|^v_mad_u32_u16$|^v_div_\w+$|^v_pk_\w+$")
+    r"^v_(bfe|bfi|alignbit|alignbyte|perm|lshl_add|lshl_or|lerp)_\w+$|^v_pk_(sub|lshlrev|lshrrev|ashrrev)_\w+$")
+#: three-source ops that commute in src0/src1 but not with src2 (a*b+c, (a&b)|c, (a+b)<<c, (a^b)+c)
+_NONCOMMUTATIVE_02 = re.compile(r"^v_(mad|fma|mad_u64|mad_i64|and_or|add_lshl|xad|add3|or3|xor3)_\w+$|"
+                                r"^v_(mad|fma)_(u32_u24|i32_i24|u16|i16|f32|f64|f16)$")
+_COMMUTATIVE_ALL3 = re.compile(r"^v_(add3|or3|xor3)_")
 _BRANCH_FLIP = {"s_cbranch_scc0": "s_cbranch_scc1", "s_cbranch_scc1": "s_cbranch_scc0",
                 "s_cbranch_vccz": "s_cbranch_vccnz", "s_cbranch_vccnz": "s_cbranch_vccz",
                 "s_cbranch_execz": "s_cbranch_execnz", "s_cbranch_execnz": "s_cbranch_execz"}
@@ -204,7 +209,15 @@ def _swaps(module: Module, commutative: bool) -> Iterator[Mutation]:
     pat = _COMMUTATIVE if commutative else _NONCOMMUTATIVE
     for k, bi, b, ii, inst in _positions(module):
         base = inst.opcode
-        if not pat.match(base) or inst.opcode.endswith(("_dpp", "_sdwa")):
+        if inst.opcode.endswith(("_dpp", "_sdwa")):
+            continue
+        if not commutative and _NONCOMMUTATIVE_02.match(base) and not _COMMUTATIVE_ALL3.match(base):
+            s, e = _src_range(inst)
+            if e - s >= 3 and inst.operands[s] != inst.operands[s + 2]:
+                new = _swap_operands(inst, s, s + 2)
+                yield _replace(module, k, bi, b, ii, [new], "swap-noncommutative", True, inst.text())
+            continue
+        if not pat.match(base):
             continue
         if commutative and re.search(r"_(f16|f32|f64|bf16)", base) and not base.startswith("v_cmp"):
             continue  # NaN payload selection depends on operand order (bit-exact outputs)
@@ -362,11 +375,36 @@ def _adjacent_swaps(module: Module, dependent: bool) -> Iterator[Mutation]:
             continue
         if dependent and not (da & ub):
             continue  # keep true (read-after-write) dependences only: clearly changing
+        if dependent and inst.opcode == nxt.opcode and re.match(r"^v_(max|min)_", inst.opcode):
+            continue  # min/max chains (and max(x,x) canonicalisation) commute: not changing
         insts = list(b.instructions)
         insts[ii], insts[ii + 1] = insts[ii + 1], insts[ii]
+        mod = with_block(module, k.name, bi, insts)
+        if not dependent and _new_hazards(module, mod, k.name):
+            continue  # moving a VALU closer to its consumer needs wait states: not preserving
         yield Mutation("swap-dependent" if dependent else "reorder-independent", dependent,
                        k.name, bi, ii, f"{inst.text()}; {nxt.text()}", f"{nxt.text()}; {inst.text()}",
-                       with_block(module, k.name, bi, insts))
+                       mod)
+
+
+_HZ_CACHE: dict = {}
+
+
+def _hazard_count(m: Module, kname: str) -> int:
+    try:
+        from ..analysis import AnalysisManager
+        from ..analysis.hazards import HazardAnalysis
+        return len(HazardAnalysis(m.kernel(kname), AnalysisManager(m)).violations)
+    except Exception:  # noqa: BLE001 - no analysis: no filtering
+        return 0
+
+
+def _new_hazards(orig: Module, mod: Module, kname: str) -> bool:
+    key = (id(orig), kname)
+    if key not in _HZ_CACHE:
+        _HZ_CACHE.clear() if len(_HZ_CACHE) > 64 else None
+        _HZ_CACHE[key] = _hazard_count(orig, kname)
+    return _hazard_count(mod, kname) > _HZ_CACHE[key]
 
 
 def _branch_flips(module: Module) -> Iterator[Mutation]:
