@@ -286,14 +286,22 @@ class NumpyBackend(Backend):
         return _fma64(a, b, c)
 
     def _minmax(self, a, b, is_max):
+        """IEEE-mode V_MIN/V_MAX: a signaling NaN operand gives that NaN quieted (S0
+        first), a quiet NaN gives the other operand, -0 < +0 (CDNA3 pseudocode)."""
         fa, fb = self._f(a), self._f(b)
-        r = (np.fmax if is_max else np.fmin)(fa, fb)
-        w = _w(a)
-        r = r.view(a.dtype)
-        both0 = (fa == 0) & (fb == 0)
-        if np.count_nonzero(both0):
-            z = (a & b) if is_max else (a | b)
-            r = np.where(both0, z, r)
+        r = (np.fmax if is_max else np.fmin)(fa, fb).view(a.dtype)
+        # lanes where the operands are equal (incl. +-0) or unordered need the exact rules
+        special = ~((fa < fb) | (fa > fb))
+        if np.count_nonzero(special):
+            both0 = (fa == 0) & (fb == 0)
+            r = np.where(both0, (a & b) if is_max else (a | b), r)
+            w = _w(a)
+            q = a.dtype.type({16: 0x200, 32: 0x400000, 64: 0x8000000000000}[w])
+            sn_a = np.isnan(fa) & ((a & q) == 0)
+            sn_b = np.isnan(fb) & ((b & q) == 0)
+            if np.count_nonzero(sn_a | sn_b):
+                r = np.where(sn_b, b | q, r)
+                r = np.where(sn_a, a | q, r)
         return r
 
     def fmin(self, a, b):

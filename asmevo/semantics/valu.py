@@ -49,6 +49,16 @@ V("v_mov_b64", "b64", "b64", lambda B, a: a)
 V("v_cndmask_b32", "b32", "b32 b32 lm", lambda B, a, b, m: B.select(m, b, a))
 V("v_nop", "", "", lambda B: ())
 
+def _fmed3(B, a, b, d):
+    """V_MED3_F*: any NaN -> min3; else the max of the two operands other than the max3
+    (CDNA3 ISA guide pseudocode)."""
+    m = B.fmax(B.fmax(a, b), d)
+    med = B.select(B.fcmp("eq", m, a), B.fmax(b, d),
+                   B.select(B.fcmp("eq", m, b), B.fmax(a, d), B.fmax(a, b)))
+    anynan = B.bor(B.bor(B.isnan(a), B.isnan(b)), B.isnan(d))
+    return B.select(anynan, B.fmin(B.fmin(a, b), d), med)
+
+
 # ---------------------------------------------------------------- f32 / f64 / f16 arithmetic
 for _t in ("f16", "f32", "f64"):
     V(f"v_add_{_t}", _t, f"{_t} {_t}", lambda B, a, b: B.fadd(a, b))
@@ -70,8 +80,7 @@ for _t in ("f16", "f32", "f64"):
     V(f"v_frexp_exp_{'i16' if _t == 'f16' else 'i32'}_{_t}",
       "i16" if _t == "f16" else "i32", _t,
       (lambda B, a: B.trunc(B.ffrexp_exp(a), 16)) if _t == "f16" else (lambda B, a: B.ffrexp_exp(a)))
-    V(f"v_med3_{_t}", _t, f"{_t} {_t} {_t}",
-      lambda B, a, b, d: B.fmax(B.fmin(a, b), B.fmin(B.fmax(a, b), d)))
+    V(f"v_med3_{_t}", _t, f"{_t} {_t} {_t}", _fmed3)
     V(f"v_max3_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d: B.fmax(B.fmax(a, b), d))
     V(f"v_min3_{_t}", _t, f"{_t} {_t} {_t}", lambda B, a, b, d: B.fmin(B.fmin(a, b), d))
 for _t in ("f16", "f32"):
@@ -274,12 +283,14 @@ def _mad_u64_u32(B, a, b, d):
 
 
 def _mad_i64_i32(B, a, b, d):
+    """{D1, D0} = 65-bit sext(a*b) + sext(d): D1 is bit 64 of that sum, i.e. the sign of
+    the exact result = sign(p) ^ sign(d) ^ carry-out of the 64-bit add."""
     p = B.mul(B.sext(a, 64), B.sext(b, 64))
     r = B.add(p, d)
-    # signed overflow of the 64-bit add
     sgn = c(B, 1 << 63, 64)
-    ov = B.ne(B.and_(B.and_(B.not_(B.xor(p, d)), B.xor(r, p)), sgn), c(B, 0, 64))
-    return r, ov
+    sp = B.ne(B.and_(p, sgn), c(B, 0, 64))
+    sd = B.ne(B.and_(d, sgn), c(B, 0, 64))
+    return r, B.bxor(B.bxor(sp, sd), B.ult(r, p))
 
 
 V("v_mad_u64_u32", "u64 lm", "u32 u32 u64", _mad_u64_u32)
@@ -354,8 +365,10 @@ V("v_ffbl_b32", "u32", "b32",
 
 
 def _ffbh_i32(B, a):
+    """V_FFBH_I32: index (from the MSB) of the first bit that differs from the sign bit;
+    -1 when all bits are equal (0 or -1)."""
     x = B.select(B.slt(a, _u32(B, 0)), B.not_(a), a)
-    r = B.sub(B.clz(x), _u32(B, 1))
+    r = B.clz(x)
     return B.select(B.bor(B.eq(a, _u32(B, 0)), B.eq(a, _u32(B, 0xFFFFFFFF))), _u32(B, 0xFFFFFFFF), r)
 
 

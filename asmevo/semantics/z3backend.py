@@ -267,7 +267,12 @@ class Z3Backend(Backend):
         fa, fb = self._fp(a), self._fp(b)
         r = self._bv(z3.fpMax(fa, fb) if is_max else z3.fpMin(fa, fb))
         both0 = z3.And(z3.fpIsZero(fa), z3.fpIsZero(fb))
-        return z3.If(both0, (a & b) if is_max else (a | b), r)
+        r = z3.If(both0, (a & b) if is_max else (a | b), r)
+        w = _w(a)
+        q = z3.BitVecVal({16: 0x200, 32: 0x400000, 64: 0x8000000000000}[w], w)
+        sn_a = z3.And(z3.fpIsNaN(fa), (a & q) == 0)
+        sn_b = z3.And(z3.fpIsNaN(fb), (b & q) == 0)
+        return z3.If(sn_a, a | q, z3.If(sn_b, b | q, r))
 
     def fmin(self, a, b):
         return self._minmax(a, b, False)

@@ -224,3 +224,20 @@ def test_dot_sad_pack_and_masks():
     assert lookup("s_flbit_i32").fn(INT, U32(0xFFFFFFFF)) == 0xFFFFFFFF
     assert lookup("s_pack_lh_b32_b16").fn(INT, U32(0x12345678), U32(0x9ABCDEF0)) == 0x9ABC5678
     assert lookup("s_bitset1_b32").fn(INT, U32(33), U32(0)) == 2
+
+
+def test_pseudocode_edge_cases():
+    """Cases from the ISA pseudocode: sNaN quieting in min/max, med3 with NaN,
+    ffbh_i32 counts, mad_i64_i32 carry-out = sign of the exact 65-bit result."""
+    snan = u32(0x7F800001)
+    r = ev("v_max_f32", snan, f32(1.0))
+    assert r[0] == 0x7FC00001                      # quieted sNaN, not the other operand
+    assert as_f(ev("v_max_f32", f32(np.nan), f32(1.0)))[0] == 1.0
+    assert as_f(ev("v_med3_f32", f32(np.nan), f32(5.0), f32(2.0)))[0] == 2.0   # min3
+    assert as_f(ev("v_med3_f32", f32(3.0), f32(5.0), f32(2.0)))[0] == 3.0
+    assert list(ev("v_ffbh_i32", u32(0x0000FFFF, 1, 0xFFFF0000, 0, 0xFFFFFFFF))) == \
+        [16, 31, 16, 0xFFFFFFFF, 0xFFFFFFFF]
+    d, c = ev("v_mad_i64_i32", u32(-1), u32(1), np.array([0], np.uint64))
+    assert int(d[0]) == 0xFFFFFFFFFFFFFFFF and c[0]          # -1: sign bit of 65-bit result
+    d, c = ev("v_mad_i64_i32", u32(1), u32(1), np.array([0xFFFFFFFFFFFFFFFF], np.uint64))
+    assert int(d[0]) == 0 and not c[0]                      # -1 + 1 = 0
