@@ -238,6 +238,13 @@ def apply(table):
                 o["name"] = "sdst"
             if base.startswith("ds_gws_") and o["name"] == "addr":
                 o["name"] = "data0"     # DS_GWS_1D: "data0 is encoded as addr" (DSInstructions.td)
+                o["cls"] = "AV"         # ...and its acc bit is data0{9}
+            if fam in ("MUBUF", "MTBUF") and o["name"] == "soffset":
+                o["cls"] = "SCSRC"      # SGPR or inline constant (BUFInstructions.td SCSrc_b32)
+            if base == "s_cbranch_g_fork":
+                o["cls"] = "SCSRC"      # (ins SCSrc_b64:$src0, SCSrc_b64:$src1)
+            if base == "v_writelane_b32" and o["name"] == "src1":
+                o["cls"] = "SCSRC"      # lane select: SGPR, M0 or inline constant
         _roles(rec, fam)
 
         is_valu = fam.startswith("VOP")

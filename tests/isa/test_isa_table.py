@@ -559,3 +559,66 @@ def test_memory_kind_matches_llvm_mca_mayload_maystore(llvm_mc):
         if (may_load, may_store) != want:
             wrong.append((r.name, k, may_load, may_store))
     assert not wrong, wrong
+
+
+_CLASS_KINDS = {"VGPR": "v", "SGPR": "s", "AGPR": "a", "AV": "va", "SSRC": "sil", "SCSRC": "si",
+                "VSRC": "vsil", "VCSRC": "vsi", "VS": "vs", "AVSRC": "vai", "VISRC": "vi"}
+
+
+def test_operand_classes_against_llvm_mc_assembler(llvm_mc):
+    """Substitute each register/constant operand of every example with an SGPR, a VGPR,
+    an AGPR, an inline constant and a literal; the set llvm-mc accepts matches the
+    table's class.  Not compared: AGPRs where one acc bit covers several operands (DS,
+    VMEM data, MFMA vdst/src2 -- a single substitution is rejected), and SGPR/literal
+    where the example already uses the constant bus (gfx9 allows one SGPR/literal)."""
+    import sys
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2] / "isa_specs"))
+    gen = _generate_module()
+    lines, meta = [], []
+    for r in isa.records():
+        mn, toks, mods = gen.parse_text(r.example)
+        if len(toks) != len(r.operands):
+            continue
+        for i, (t, o) in enumerate(zip(toks, r.operands)):
+            if o.cls not in _CLASS_KINDS or gen.classify(t)[0] not in ("reg", "inline", "literal"):
+                continue
+            w = o.width
+            reps = {"s": "s4" if w == 1 else f"s[4:{3 + w}]", "v": "v2" if w == 1 else f"v[2:{1 + w}]",
+                    "a": "a2" if w == 1 else f"a[2:{1 + w}]", "i": "1", "l": "0x1234"}
+            if w > 2:                      # SGPR tuples need 4-alignment
+                reps["s"] = f"s[4:{3 + w}]" if w <= 4 else f"s[8:{7 + w}]"
+            for k, rep in reps.items():
+                nt = list(toks)
+                nt[i] = rep
+                lines.append(mn + " " + ", ".join(nt) + (" " + " ".join(mods) if mods else ""))
+                meta.append((r, i, k, toks))
+    p = subprocess.run([llvm_mc, "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942"],
+                       input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=300)
+    bad = {int(m.group(1)) - 1 for m in re.finditer(r"<stdin>:(\d+):\d+: error", p.stderr)}
+    accepted = {}
+    for j, (r, i, k, toks) in enumerate(meta):
+        accepted.setdefault((r.name, i), (r, toks, set()))
+        if j not in bad:
+            accepted[(r.name, i)][2].add(k)
+    wrong, compared = [], 0
+    for (name, i), (r, toks, got) in accepted.items():
+        if not got:
+            continue                       # example itself not assemblable in this form
+        want = set(_CLASS_KINDS[r.operands[i].cls])
+        shared_acc = r.family in ("DS", "MUBUF", "MTBUF", "FLAT", "GLOBAL", "SCRATCH") or (
+            r.family == "VOP3P-MAI" and r.operands[i].name in ("vdst", "src2"))
+        if shared_acc:
+            want.discard("a")
+            got = got - {"a"}
+        others = [t for j, t in enumerate(toks) if j != i]
+        busy = (any(t.startswith(("s", "vcc", "0x", "-0x")) or t.lstrip("-").isdigit() is False
+                    and gen.classify(t)[0] == "literal" for t in others)
+                or "vcc_lo" in r.implicit_uses or r.mandatory_literal)
+        if busy:
+            want -= {"s", "l"}
+            got = got - {"s", "l"}
+        compared += 1
+        if got != want:
+            wrong.append((name, r.operands[i].name, r.operands[i].cls, sorted(got)))
+    assert compared > 3000
+    assert not wrong, wrong[:30]
