@@ -114,6 +114,16 @@ def recompute_amdhsa_fields(module: Module, kernel: Kernel) -> list[str]:
 
     top = used_registers(kernel)
     changes = []
+    # PITFALLS BR-24: the firmware writes the user SGPRs (preloaded kernargs included) and the
+    # system SGPRs after them, so the allocation must cover them whatever the code names.
+    try:
+        from ..frontend.descriptor import KernelDescriptor
+        kd = KernelDescriptor.from_directives(f)
+        top["s"] = max(top["s"], kd.user_sgpr_count + kd.enable_sgpr_workgroup_id_x
+                       + kd.enable_sgpr_workgroup_id_y + kd.enable_sgpr_workgroup_id_z
+                       + kd.enable_sgpr_workgroup_info + kd.enable_private_segment)
+    except ValueError:
+        pass
 
     def bump(key: str, val: int) -> None:
         old = geti(key)
@@ -144,6 +154,16 @@ def _kd_symbol_directives(module: Module, name: str) -> list:
     return out
 
 
+def _block_encodes(block: AmdhsaKernel, kd) -> bool:
+    """Whether llvm-mc would encode ``block`` as ``kd`` (entry offset aside)."""
+    from ..frontend.descriptor import KernelDescriptor
+    try:
+        mine = KernelDescriptor.from_directives(block.fields)
+    except ValueError:
+        return False
+    return all(n == "kernel_code_entry_byte_offset" for n, _, _ in mine.diff(kd))
+
+
 def sync_descriptors(module: Module) -> None:
     """Rewrite each kernel's descriptor items from ``Kernel.descriptor``.
 
@@ -159,6 +179,8 @@ def sync_descriptors(module: Module) -> None:
         items = module.items
         for idx, it in enumerate(items):
             if isinstance(it, AmdhsaKernel) and it.name == k.name:
+                if _block_encodes(it, kd):
+                    break  # unchanged: keep the block as written (expressions, comments' order...)
                 if kd.directive_blockers():
                     items[idx:idx + 1] = _kd_symbol_directives(module, k.name) + \
                         raw_descriptor_items(k.name, kd)
@@ -217,16 +239,82 @@ def sync_metadata(module: Module) -> bool:
 
 def prepare(module: Module, *, recompute_registers: bool = True) -> None:
     """Steps 1 and 2 of :func:`write_code_object` (in place on ``module``)."""
+    text_module = module.code_object is None
+    if text_module:
+        # a pass may have edited Kernel.descriptor: write it into the block first, then grow
+        # the block's own fields minimally (keeps the source text) and re-derive the descriptor
+        sync_descriptors(module)
     if recompute_registers:
         for k in module.kernels:
             if not code_changed(k):
                 continue
-            if k.descriptor is not None:
-                recompute_register_counts(k)
-            else:
+            blk = module.amdhsa_kernel(k.name) if text_module else None
+            if blk is not None or k.descriptor is None:
                 recompute_amdhsa_fields(module, k)
+                if blk is not None and k.descriptor is not None:
+                    _rederive_descriptor(module, k, blk)
+            else:
+                recompute_register_counts(k)
     sync_descriptors(module)
-    sync_metadata(module)
+    if text_module:
+        sync_text_metadata(module)
+    else:
+        sync_metadata(module)
+
+
+def _rederive_descriptor(module: Module, kernel: Kernel, blk: AmdhsaKernel) -> None:
+    from ..frontend.descriptor import KernelDescriptor
+    try:
+        new = KernelDescriptor.from_directives(blk.fields)
+    except ValueError:
+        return
+    new.kernel_code_entry_byte_offset = kernel.descriptor.kernel_code_entry_byte_offset
+    kernel.descriptor = new
+    md = kernel.metadata
+    if isinstance(md, dict):
+        # the metadata register counts follow the block (AsmPrinter writes them from the same counts)
+        try:
+            nfs = int(blk.fields.get(".amdhsa_next_free_sgpr", ""), 0)
+        except ValueError:
+            nfs = None
+        if nfs is not None and isinstance(md.get(".sgpr_count"), int) and nfs > md[".sgpr_count"]:
+            md[".sgpr_count"] = nfs
+
+
+def sync_text_metadata(module: Module) -> bool:
+    """For a module parsed from text: rewrite its ``.amdgpu_metadata`` YAML when a kernel's
+    ``Kernel.metadata`` no longer equals its entry there.  The new YAML is read back with
+    llvm-mc's typing (:func:`asmevo.frontend.metadata.read_yaml_metadata`) and must give the
+    same values (llvm-mc ignores YAML quoting, so e.g. a string ``"1"`` cannot be written).
+
+    Returns:
+        Whether the block was rewritten.
+
+    Raises:
+        AsmevoError: the edited metadata has no YAML form that llvm-mc reads back unchanged.
+    """
+    from ..frontend.metadata import read_yaml_metadata, to_yaml
+    for it in module.items:
+        if not isinstance(it, MetadataBlock):
+            continue
+        doc = read_yaml_metadata(it.text, file=module.source, line=it.line)
+        entries = doc.get("amdhsa.kernels") or []
+        by_name = {k.name: k.metadata for k in module.kernels if isinstance(k.metadata, dict)}
+        changed = False
+        for i, entry in enumerate(entries):
+            if isinstance(entry, dict) and entry.get(".name") in by_name \
+                    and by_name[entry[".name"]] != entry:
+                entries[i] = copy.deepcopy(by_name[entry[".name"]])
+                changed = True
+        if not changed:
+            return False
+        text = to_yaml(doc)
+        if read_yaml_metadata(text) != doc:
+            raise AsmevoError("the edited kernel metadata has no .amdgpu_metadata YAML form that "
+                              "llvm-mc reads back with the same types", file=module.source, line=it.line)
+        it.text = text
+        return True
+    return False
 
 
 def write_code_object(module: Module, path: str, *, inputs: tuple[str, ...] = (),

@@ -48,6 +48,14 @@ MACH_NAMES = {
     0x53: "gfx10-3-generic", 0x54: "gfx11-generic", 0x55: "gfx1152", 0x59: "gfx12-generic",
     0x5F: "gfx9-4-generic",
 }
+#: EF_AMDGPU_MACH values of the generic targets (LLVM 19 ELF.h EF_AMDGPU_MACH_AMDGCN_*_GENERIC).
+GENERIC_MACHS = {0x51, 0x52, 0x53, 0x54, 0x59, 0x5F}
+#: e_flags bits 24-31: EF_AMDGPU_GENERIC_VERSION (code object v6 generic targets).
+EF_AMDGPU_GENERIC_VERSION = 0xFF000000
+EF_AMDGPU_GENERIC_VERSION_OFFSET = 24
+_MACH_OF = {v: k for k, v in MACH_NAMES.items()}
+_FEATURE_BITS = {None: 0x0, "any": 0x1, "off": 0x2, "on": 0x3}   # v4 encoding, shifted below
+
 _EM_NAMES = {3: "x86 (EM_386)", 62: "x86-64 (EM_X86_64)", 40: "ARM (EM_ARM)",
              183: "AArch64 (EM_AARCH64)", 243: "RISC-V (EM_RISCV)", 190: "CUDA (EM_CUDA)",
              224: "AMDGPU (EM_AMDGPU)"}
@@ -208,6 +216,73 @@ class CodeObject:
                       key=lambda s: (s.value, s.name))
 
 
+def parse_target_id(target: str) -> tuple[str, dict[str, str]]:
+    """Split a target id into the processor and its feature settings.
+
+    Accepts the full triple form (``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``), Triton's
+    ``amdgpu9.42-amd-amdhsa-unknown-gfx942`` spelling, or a bare processor
+    (``gfx9-4-generic:xnack+``).  Returns ``("gfx942", {"sramecc": "on", "xnack": "off"})``;
+    an unspecified feature is absent (meaning "any").
+
+    Raises:
+        ValueError: a feature is not ``NAME+`` / ``NAME-`` or the processor is missing.
+    """
+    t = target.strip().strip('"')
+    head, *feats = t.split(":")
+    proc = head.split("--", 1)[1] if "--" in head else head.rsplit("-unknown-", 1)[-1] \
+        if "-unknown-" in head else head
+    if not proc.startswith("gfx"):
+        raise ValueError(f"target id {target!r}: expected a gfx processor name")
+    out: dict[str, str] = {}
+    for f in feats:
+        if len(f) < 2 or f[-1] not in "+-":
+            raise ValueError(f"target id {target!r}: feature {f!r} is not NAME+ or NAME-")
+        out[f[:-1]] = "on" if f[-1] == "+" else "off"
+    return proc, out
+
+
+def e_flags_for_target(target: str, generic_version: int = 0) -> int:
+    """``e_flags`` for a target id (code object v4+): EF_AMDGPU_MACH of the processor, the
+    xnack (bits 8-9) and sramecc (bits 10-11) settings as UNSUPPORTED/ANY/OFF/ON = 0/1/2/3
+    (both are supported, hence "any" by default, on gfx90a/gfx940/941/942/950 and the gfx9
+    generics), and for generic targets ``generic_version`` in bits 24-31 (LLVM ``ELF.h``,
+    AMDGPUUsage "ELF Header").
+
+    Raises:
+        ValueError: unknown processor or feature.
+    """
+    proc, feats = parse_target_id(target)
+    if proc not in _MACH_OF:
+        raise ValueError(f"unknown AMDGPU processor {proc!r}")
+    flags = _MACH_OF[proc]
+    for name, shift in (("xnack", 8), ("sramecc", 10)):
+        flags |= _FEATURE_BITS[feats.pop(name, "any")] << shift
+    if feats:
+        raise ValueError(f"target id {target!r}: unknown feature(s) {', '.join(feats)}")
+    if generic_version:
+        flags |= (generic_version & 0xFF) << EF_AMDGPU_GENERIC_VERSION_OFFSET
+    return flags
+
+
+def target_for_e_flags(e_flags: int) -> str:
+    """The target id (``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``) that ``e_flags``
+    encode, the inverse of :func:`e_flags_for_target` (generic version not included).
+
+    Raises:
+        ValueError: an EF_AMDGPU_MACH value LLVM 19 does not define.
+    """
+    mach = e_flags & EF_AMDGPU_MACH
+    if mach not in MACH_NAMES:
+        raise ValueError(f"unknown EF_AMDGPU_MACH {mach:#x}")
+    feats = ""
+    sramecc = _FEATURE_V4[(e_flags & EF_AMDGPU_FEATURE_SRAMECC_V4) >> 2]
+    xnack = _FEATURE_V4[e_flags & EF_AMDGPU_FEATURE_XNACK_V4]
+    for name, val in (("sramecc", sramecc), ("xnack", xnack)):
+        if val in ("on", "off"):
+            feats += f":{name}{'+' if val == 'on' else '-'}"
+    return f"amdgcn-amd-amdhsa--{MACH_NAMES[mach]}{feats}"
+
+
 def _fail(path: str, msg: str, offset: int | None = None) -> CodeObjectError:
     return CodeObjectError(msg, file=path, offset=offset)
 
@@ -232,6 +307,12 @@ def _check_header(path: str, data: bytes) -> None:
     mach = e_flags & EF_AMDGPU_MACH
     if mach != GFX942_MACH:
         got = MACH_NAMES.get(mach, f"unknown EF_AMDGPU_MACH {mach:#x}")
+        if mach in GENERIC_MACHS:
+            gv = (e_flags & EF_AMDGPU_GENERIC_VERSION) >> EF_AMDGPU_GENERIC_VERSION_OFFSET
+            raise _fail(path, f"expected an AMDGPU gfx942 code object, got the generic target {got} "
+                              f"(generic version {gv}; e_flags {e_flags:#x}, EF_AMDGPU_MACH {mach:#x}; "
+                              "gfx942 is 0x4c): not gfx942; asmevo does not re-target code, rebuild "
+                              "it for gfx942", 48)
         raise _fail(path, f"expected an AMDGPU gfx942 code object, got {got} "
                           f"(e_flags {e_flags:#x}, EF_AMDGPU_MACH {mach:#x}; gfx942 is 0x4c)", 48)
     if data[7] != ELFOSABI_AMDGPU_HSA:

@@ -138,6 +138,11 @@ GFX942_EXTRA_SGPRS = 6
 MAX_SGPRS = 102
 
 
+class DirectiveValueError(ValueError):
+    """An ``.amdhsa_*`` value is not a plain integer (an expression or a symbol), so the
+    descriptor cannot be computed without llvm-mc."""
+
+
 class KernelDescriptor:
     """A decoded kernel descriptor; one attribute per bit field (see :data:`FIELD_NAMES`).
 
@@ -299,7 +304,7 @@ class KernelDescriptor:
 
     # -- directives -------------------------------------------------------
     @classmethod
-    def from_directives(cls, fields: dict[str, str]) -> "KernelDescriptor":
+    def from_directives(cls, fields: dict[str, str], target: str | None = None) -> "KernelDescriptor":
         """The descriptor llvm-mc 19 builds for an ``.amdhsa_kernel`` block on gfx942
         (``fields``: directive -> value text, as in :class:`asmevo.ir.AmdhsaKernel`).
 
@@ -310,25 +315,46 @@ class KernelDescriptor:
         (see :data:`GFX942_EXTRA_SGPRS`).  ``kernel_code_entry_byte_offset`` is left 0
         (the linker resolves it).
 
+        ``target`` (the ``.amdgcn_target`` id, e.g. ``amdgcn-amd-amdhsa--gfx942:xnack-``)
+        enables llvm-mc's check of ``.amdhsa_reserve_xnack_mask`` against the target id's
+        xnack setting (AMDGPUAsmParser.cpp ParseDirectiveAMDHSAKernel: the value must be
+        1 for ``xnack+`` or unspecified xnack, 0 for ``xnack-``; PITFALLS BR-28).
+
         Raises:
-            ValueError: a value is not an integer (expressions are not evaluated) or a
-                required directive (next_free_vgpr/sgpr, accum_offset) is missing.
+            DirectiveValueError: a value is not an integer (expressions are not evaluated).
+            ValueError: a required directive (next_free_vgpr/sgpr, accum_offset) is missing,
+                a value does not fit its field, ``.amdhsa_user_sgpr_count`` is below the
+                implied user SGPRs, or ``.amdhsa_reserve_xnack_mask`` does not match ``target``
+                (the errors llvm-mc reports).
         """
         def val(key: str, default: int | None = None) -> int:
             if key not in fields:
                 if default is None:
                     raise ValueError(f"{key} is required")
                 return default
+            text = str(fields[key]).strip()
             try:
-                return int(str(fields[key]).strip(), 0)
+                return int(text, 0)
             except ValueError:
-                raise ValueError(f"{key} {fields[key]!r} is not an integer") from None
+                pass
+            if text.isdigit():  # "010": llvm-mc reads a leading 0 as octal; Python's int(.., 0) refuses
+                return int(text, 8)
+            raise DirectiveValueError(f"{key} {fields[key]!r} is not an integer") from None
+        if target is not None and ".amdhsa_reserve_xnack_mask" in fields:
+            from .codeobject import parse_target_id
+            xnack = parse_target_id(target)[1].get("xnack")
+            if val(".amdhsa_reserve_xnack_mask") != (0 if xnack == "off" else 1):
+                raise ValueError(f".amdhsa_reserve_xnack_mask {fields['.amdhsa_reserve_xnack_mask']} "
+                                 f"does not match target id {target!r} (xnack {xnack or 'any'})")
         kd = cls(enable_ieee_mode=1, enable_dx10_clamp=1, float_denorm_mode_16_64=3,
                  enable_sgpr_workgroup_id_x=1)
         for key, attr in DIRECTIVE_FIELDS.items():
             if key in fields and attr != "user_sgpr_count":
                 setattr(kd, attr, val(key))
         kd.user_sgpr_count = val(".amdhsa_user_sgpr_count", kd.implied_user_sgprs)
+        if kd.user_sgpr_count < kd.implied_user_sgprs:
+            raise ValueError(f".amdhsa_user_sgpr_count {kd.user_sgpr_count} is smaller than the "
+                             f"{kd.implied_user_sgprs} user SGPRs the enabled fields imply")
         kd.set_register_counts(num_vgprs=val(".amdhsa_next_free_vgpr"),
                                num_sgprs=val(".amdhsa_next_free_sgpr") + GFX942_EXTRA_SGPRS,
                                accum_offset_vgprs=val(".amdhsa_accum_offset"))

@@ -58,4 +58,58 @@ def load(path: str | os.PathLike) -> Module:
         raise CodeObjectError("binary data that is not an ELF file; expected assembly text or an ELF "
                               "code object", file=path, offset=text.index("\0"))
     from .asm_parser import parse_asm
-    return parse_asm(text, path)
+    module = parse_asm(text, path)
+    fill_text_abi(module)
+    return module
+
+
+def fill_text_abi(module: Module) -> None:
+    """Fill ``Kernel.descriptor`` and ``Kernel.metadata`` of a module parsed from assembly text,
+    the values a code object assembled from it would hold:
+
+    * ``descriptor``: :meth:`KernelDescriptor.from_directives` of the kernel's
+      ``.amdhsa_kernel`` block (llvm-mc 19's encoding, checked field by field against the
+      corpus code objects), with the target id of ``.amdgcn_target`` for the
+      ``.amdhsa_reserve_xnack_mask`` check; ``kernel_code_entry_byte_offset`` stays 0 (the
+      linker's layout decides it).  Left ``None`` when a field is an expression.
+    * ``metadata``: the kernel's ``amdhsa.kernels`` entry of the ``.amdgpu_metadata`` YAML,
+      read with llvm-mc's typing (:func:`asmevo.frontend.metadata.read_yaml_metadata`), so it
+      equals the entry decoded from the code object's msgpack note.
+
+    Raises:
+        AsmSyntaxError: malformed metadata YAML, or an ``.amdhsa_kernel`` block llvm-mc would
+            reject (missing field, user SGPR count below the implied count, xnack mask vs
+            target id), located at the block's line.
+    """
+    from ..errors import AsmSyntaxError
+    from ..ir.module import AmdhsaKernel, MetadataBlock
+    from .descriptor import DirectiveValueError, KernelDescriptor
+    from .metadata import read_yaml_metadata
+    kernels = {k.name: k for k in module.kernels}
+    target = module.target
+    for it in module.items:
+        if isinstance(it, AmdhsaKernel) and it.name in kernels:
+            try:
+                kd = KernelDescriptor.from_directives(it.fields, target=target)
+            except DirectiveValueError:
+                continue  # an expression: only llvm-mc can evaluate it
+            except ValueError as e:
+                raise AsmSyntaxError(f".amdhsa_kernel {it.name}: {e}", file=module.source,
+                                     line=it.line, column=1) from None
+            kernels[it.name].descriptor = kd
+        elif isinstance(it, MetadataBlock):
+            doc = read_yaml_metadata(it.text, file=module.source, line=it.line)
+            entries = doc.get("amdhsa.kernels") or []
+            if not isinstance(entries, list):
+                raise AsmSyntaxError(".amdgpu_metadata: amdhsa.kernels is not a list",
+                                     file=module.source, line=it.line)
+            for entry in entries:
+                if not isinstance(entry, dict):
+                    raise AsmSyntaxError(".amdgpu_metadata: an amdhsa.kernels entry is not a map",
+                                         file=module.source, line=it.line)
+                name = entry.get(".name")
+                if name not in kernels:
+                    sym = entry.get(".symbol")
+                    name = sym[:-3] if isinstance(sym, str) and sym.endswith(".kd") else name
+                if name in kernels:
+                    kernels[name].metadata = entry

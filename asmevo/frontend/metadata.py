@@ -137,6 +137,29 @@ class KernelMeta:
         """Arguments that are not hidden."""
         return [a for a in self.args if not a.hidden]
 
+    def arg_offset(self, value_kind: str) -> int | None:
+        """Kernarg-segment byte offset of the first argument of ``value_kind``
+        (``"hidden_group_size_x"``...), as its ``.offset`` in ``.args`` says, or ``None``.
+
+        Code object v5 hidden arguments (``hidden_block_count_*``, ``hidden_group_size_*``,
+        ``hidden_remainder_*``, ``hidden_grid_dims``...) sit wherever the metadata puts
+        them (AMDGPUUsage "Code Object V5 Metadata"; PITFALLS BR-26): never assume a fixed
+        offset; under v4 the workgroup size comes from the dispatch packet and there is
+        no ``hidden_group_size_*`` entry.
+        """
+        for a in self.args:
+            if a.value_kind == value_kind:
+                return a.offset
+        return None
+
+    def hidden_args(self) -> dict[str, int]:
+        """``{value_kind: offset}`` of every hidden argument (first one of each kind)."""
+        out: dict[str, int] = {}
+        for a in self.args:
+            if a.hidden:
+                out.setdefault(a.value_kind, a.offset)
+        return out
+
 
 @dataclass
 class Metadata:
@@ -282,8 +305,10 @@ def _yaml_lines(v: Any, indent: int, out: list[str]) -> None:
 
 
 def to_yaml(raw: dict) -> str:
-    """The decoded metadata map as the YAML document ``.amdgpu_metadata`` takes
-    (strings always quoted so llvm-mc keeps them strings).
+    """The decoded metadata map as the YAML document ``.amdgpu_metadata`` takes.
+    Strings are quoted, but llvm-mc 19 types scalars by their text whatever the quoting
+    (``'1'`` becomes the integer 1, ``'on'`` true; see :func:`llvm_yaml_scalar`), so callers
+    check the result with :func:`read_yaml_metadata` and fall back to a raw note.
 
     Raises:
         ValueError: a value (binary) has no YAML form here.
@@ -292,3 +317,127 @@ def to_yaml(raw: dict) -> str:
     _yaml_lines(raw, 0, lines)
     lines.append("...")
     return "\n".join(lines) + "\n"
+
+
+# -- reading .amdgpu_metadata YAML with llvm-mc's types ------------------------
+
+import re as _re
+
+_UINT_RE = {16: _re.compile(r"[0-9a-fA-F]+"), 8: _re.compile(r"[0-7]+"), 2: _re.compile(r"[01]+"),
+            10: _re.compile(r"[0-9]+")}
+#: llvm::yaml::parseBool (YAMLTraits.h), the spellings llvm-mc reads as booleans.
+_YAML_TRUE = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
+_YAML_FALSE = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"}
+#: What strtod accepts as a whole string (ScalarTraits<double>::input uses llvm::to_float).
+_FLOAT_RE = _re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                        r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+                        r"|(?i:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))")
+
+
+def _llvm_uint(s: str) -> int | None:
+    """llvm::getAsUnsignedInteger(s, radix 0): 0x/0b/0o/leading-0 prefixes, whole string."""
+    if s[:2] in ("0x", "0X"):
+        radix, digits = 16, s[2:]
+    elif s[:2] in ("0b", "0B"):
+        radix, digits = 2, s[2:]
+    elif s[:2] == "0o":
+        radix, digits = 8, s[2:]
+    elif len(s) > 1 and s[0] == "0":
+        radix, digits = 8, s[1:]
+    else:
+        radix, digits = 10, s
+    if not digits or not _UINT_RE[radix].fullmatch(digits):
+        return None
+    v = int(digits, radix)
+    return v if v < 1 << 64 else None
+
+
+def llvm_yaml_scalar(s: str) -> Any:
+    """The msgpack value llvm-mc 19 stores for a YAML scalar of ``.amdgpu_metadata``
+    (``msgpack::DocNode::fromString``, MsgPackDocumentYAML.cpp), quoted or not:
+
+    * an unsigned then signed 64-bit integer (``getAsUnsignedInteger`` radix 0:
+      ``0x10`` -> 16, ``010`` -> 8, ``0b101`` -> 5, ``'1'`` -> 1);
+    * a boolean per ``yaml::parseBool`` (``true``, ``on``, ``yes``, ``y``, ``off``...);
+    * a floating-point number: llvm-mc 19 writes it as msgpack nil (checked
+      against its output), so ``None``;
+    * otherwise the string (``null`` and ``~`` stay strings).
+    """
+    v = _llvm_uint(s)
+    if v is not None:
+        return v
+    if s.startswith("-"):
+        v = _llvm_uint(s[1:])
+        if v is not None and v <= 1 << 63:
+            return -v
+    if s in _YAML_TRUE:
+        return True
+    if s in _YAML_FALSE:
+        return False
+    if _FLOAT_RE.fullmatch(s):
+        return None
+    return s
+
+
+def _llvm_yaml_value(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {(k if isinstance(k, str) else k): _llvm_yaml_value(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_llvm_yaml_value(v) for v in node]
+    return llvm_yaml_scalar(node)
+
+
+def read_yaml_metadata(text: str, *, file: str | None = None, line: int | None = None) -> dict:
+    """Parse the YAML between ``.amdgpu_metadata`` and ``.end_amdgpu_metadata`` into the
+    map llvm-mc would store in the ``NT_AMDGPU_METADATA`` note, with the same Python
+    types :func:`decode_metadata` gives for that note (see :func:`llvm_yaml_scalar`:
+    llvm-mc ignores quoting, so ``'1'`` is the integer 1).  Map keys stay strings.
+
+    The YAML structure is read with PyYAML's ``BaseLoader`` (every scalar a string, no
+    YAML 1.1 typing); the types are then assigned by llvm-mc's rules.
+
+    Args:
+        line: line number of the ``.amdgpu_metadata`` directive, so errors point into the file.
+
+    Raises:
+        AsmSyntaxError: malformed YAML, or a document that is not a map
+            (located at ``file:line:column``).
+    """
+    import yaml
+    from ..errors import AsmSyntaxError
+    try:
+        doc = yaml.load(text, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        ln = col = None
+        if mark is not None:
+            ln = (line + 1 if line is not None else 1) + mark.line
+            col = mark.column + 1
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise AsmSyntaxError(f"malformed .amdgpu_metadata YAML: {problem}", file=file,
+                             line=ln if ln is not None else line, column=col) from None
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise AsmSyntaxError(f".amdgpu_metadata: expected a YAML map at the top level, got "
+                             f"{'a list' if isinstance(doc, list) else 'a scalar'}", file=file, line=line)
+    return _llvm_yaml_value(doc)
+
+
+def metadata_from_map(raw: dict, *, file: str | None = None, offset: int | None = None) -> Metadata:
+    """A :class:`Metadata` from an already decoded ``amdhsa.*`` map (msgpack or YAML).
+
+    Raises:
+        CodeObjectError: an ``amdhsa.kernels`` entry is not a map.
+    """
+    ver = raw.get("amdhsa.version")
+    kernels = []
+    for k in raw.get("amdhsa.kernels", []) or []:
+        if not isinstance(k, dict):
+            raise CodeObjectError("amdhsa.kernels entry is not a map", file=file, offset=offset)
+        kernels.append(KernelMeta.from_dict(k))
+    md = Metadata(version=tuple(ver) if isinstance(ver, list) else None,
+                  target=raw.get("amdhsa.target"), kernels=kernels, raw=raw)
+    for k in kernels:
+        md.warnings.extend(k.warnings)
+    return md
