@@ -207,7 +207,8 @@ def _div_fixup(B, s0, s1, s2):
     res = B.select(B.bor(B.eq(a1, zero), B.eq(a2, inf)), B.or_(inf, sgn), res)
     both_inf = B.band(B.eq(a1, inf), B.eq(a2, inf))
     both_0 = B.band(B.eq(a1, zero), B.eq(a2, zero))
-    res = B.select(B.bor(both_inf, both_0), B.or_(inf, qnan_bit), res)
+    # 0/0 and inf/inf: the negative default quiet NaN (0xffc00000 for f32)
+    res = B.select(B.bor(both_inf, both_0), B.or_(B.or_(inf, qnan_bit), sign), res)
     res = B.select(B.isnan(s1), B.or_(s1, qnan_bit), res)
     res = B.select(B.isnan(s2), B.or_(s2, qnan_bit), res)
     return res

@@ -241,3 +241,11 @@ def test_pseudocode_edge_cases():
     assert int(d[0]) == 0xFFFFFFFFFFFFFFFF and c[0]          # -1: sign bit of 65-bit result
     d, c = ev("v_mad_i64_i32", u32(1), u32(1), np.array([0xFFFFFFFFFFFFFFFF], np.uint64))
     assert int(d[0]) == 0 and not c[0]                      # -1 + 1 = 0
+
+
+def test_div_fixup_special_cases():
+    q = ev("v_div_fixup_f32", f32(7.0, 7.0, 7.0, 7.0, -2.5), f32(0.0, np.inf, 0.0, 2.0, -4.0),
+           f32(0.0, -np.inf, 3.0, 0.0, 10.0))
+    assert q[0] == 0xFFC00000 and q[1] == 0xFFC00000       # 0/0, inf/inf
+    assert as_f(q)[2] == np.inf and as_f(q)[3] == 0.0         # x/0, 0/y
+    assert as_f(q)[4] == -2.5                                 # sign(S1)^sign(S2) applied to |S0|
