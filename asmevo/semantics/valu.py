@@ -136,7 +136,9 @@ V("v_pack_b32_f16", "b32", "f16 f16", lambda B, a, b: B.concat(b, a))
 
 
 def _cvt_pk_u8_f32(B, a, sh, d):
-    v = B.and_(B.f2i(B.frndne(a), 32, False), c(B, 0xFF, 32))
+    """V_CVT_PK_U8_F32: f32 -> u8 (round to nearest even, saturate to 0..255) into byte
+    S1[1:0] of S2."""
+    v = B.umin(B.f2i(B.frndne(a), 32, False), c(B, 0xFF, 32))
     sh8 = B.shl(B.and_(sh, c(B, 3, 32)), c(B, 3, 32))
     m = B.shl(c(B, 0xFF, 32), sh8)
     return B.or_(B.and_(d, B.not_(m)), B.shl(v, sh8))
