@@ -308,6 +308,7 @@ class WaitcntAnalysis(Analysis):
         # final pass: violations and the state before every s_waitcnt
         self.violations: list[Violation] = []
         self._before: dict[int, tuple] = {}
+        self._flat_pending_at: set[int] = set()  # VMEM loads issued while a FLAT is pending
         self.waitcnts = []
         for bi in range(n):
             if self.entry_state[bi] is None:
@@ -343,6 +344,8 @@ class WaitcntAnalysis(Analysis):
                 continue
             fx, ev = self._facts[bi][ii]
             touched, waw_ok = self._touch[bi][ii]
+            if viol is not None and waw_ok and "flat" in st.kinds[VM]:
+                self._flat_pending_at.add(id(inst))
             for c in (VM, LGKM):
                 ent = st.ent[c]
                 if not ent:
@@ -458,9 +461,10 @@ class WaitcntAnalysis(Analysis):
                         if _ooo(c, gk):
                             pass  # nothing completes anyway
                         elif _ooo(c, gk | set(kinds)):
-                            # the resurrected accesses would make this wait imprecise
-                            if any(d >= n2 for d in ent2[c].values()) or any(
-                                    d >= n2 for d in alive.values()):
+                            # the resurrected accesses make this wait imprecise: it completes
+                            # none of them, and if it was meant to complete other accesses,
+                            # those must stay identifiable, so the resurrected ones are needed
+                            if any(d >= n2 for d in ent2[c].values()):
                                 demanded |= set(alive)
                                 alive = {}
                                 break
@@ -477,7 +481,8 @@ class WaitcntAnalysis(Analysis):
                     break
                 for u in touched:
                     if u in alive:
-                        if c == VM and u in waw_ok:
+                        if c == VM and u in waw_ok and "flat" not in kinds and \
+                                id(inst) not in self._flat_pending_at:
                             del alive[u]  # in-order VMEM overwrite: the new load owns it
                             continue
                         demanded.add(u)
