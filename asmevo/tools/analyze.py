@@ -22,8 +22,8 @@ def add_arguments(p) -> None:
     p.add_argument("input", help="code object (.co/.hsaco) or assembly (.s/.amdgcn)")
     p.add_argument("--kernel", action="append", metavar="NAME",
                    help="analyse only this kernel (repeatable; default: all)")
-    p.add_argument("--cfg", nargs="?", const="text", choices=("text", "dot", "json"),
-                   help="control-flow graph (dot: Graphviz text)")
+    p.add_argument("--cfg", nargs="?", const="text", choices=("text", "dot"),
+                   help="control-flow graph; 'dot' prints Graphviz text only")
     p.add_argument("--liveness", action="store_true", help="live-in/out and register pressure")
     p.add_argument("--waitcnt", action="store_true",
                    help="s_waitcnt violations and the weakest safe count of every wait")
