@@ -146,17 +146,15 @@ def kernel_config(module, kernel) -> KernelConfig:
 
 
 def _metadata_from_text(module, name):
-    import yaml
+    """The ``amdhsa.kernels`` entry of ``name`` from the module's ``.amdgpu_metadata``
+    block (read with llvm-mc's scalar typing by :mod:`asmevo.frontend.metadata`)."""
+    from ..frontend.metadata import read_yaml_metadata
     from ..ir.module import MetadataBlock
     for it in module.items:
         if isinstance(it, MetadataBlock):
-            try:
-                doc = yaml.safe_load(it.text)
-            except yaml.YAMLError as e:
-                raise AsmevoError(f"cannot read .amdgpu_metadata: {e}", file=module.source,
-                                  line=it.line) from None
-            for k in (doc or {}).get("amdhsa.kernels", []) or []:
-                if k.get(".name") == name:
+            doc = read_yaml_metadata(it.text, file=module.source, line=it.line)
+            for k in doc.get("amdhsa.kernels", []) or []:
+                if isinstance(k, dict) and k.get(".name") == name:
                     return k
     return None
 
