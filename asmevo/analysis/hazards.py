@@ -23,6 +23,7 @@ from ..ir.operands import Func, Imm, Reg, base_of, reg_units
 from . import Analysis
 from ._isa import facts, is_nop
 from .cfg import CFG
+from .waitcnt import is_memory_write
 
 
 @dataclass(frozen=True)
@@ -403,9 +404,9 @@ class HazardAnalysis(Analysis):
             need(1, [u for u in cf.uses if not _vec(u) and u[0] not in (
                 "scc", "lds_dma", "mem_write")], "valu_wr", 5)
             if self.xnack:
-                found.extend(self._soft_clause(bi, ii, vmem=True))
+                found.extend(self._soft_clause(bi, ii, vmem=True, skip_nops=extra > 0))
         if cf.smem and self.xnack:
-            found.extend(self._soft_clause(bi, ii, vmem=False))
+            found.extend(self._soft_clause(bi, ii, vmem=False, skip_nops=extra > 0))
         if cf.valu:
             # 2: VALU writes VCC -> v_div_fmas
             if op.startswith("v_div_fmas"):
@@ -528,9 +529,11 @@ class HazardAnalysis(Analysis):
         need(25, vdefs, "msrcc_xdl",
              reqf=lambda pre, p, hit: {2: 1, 4: 3, 8: 7}.get(pre.fx.passes, 15))
 
-    def _soft_clause(self, bi: int, ii: int, vmem: bool) -> list[tuple]:
+    def _soft_clause(self, bi: int, ii: int, vmem: bool, skip_nops: bool = False) -> list[tuple]:
         """Rule 28: XNACK replay of a soft clause (consecutive SMEM, or consecutive VMEM/FLAT,
-        instructions in one block) must not read a register written inside it."""
+        instructions in one block) must not read a register written inside it.  A non-clause
+        instruction (an ``s_nop``) in between breaks the clause; ``skip_nops`` ignores the
+        ``s_nop`` run right before the consumer (for :meth:`required_nops`)."""
         insts = self.cfg.blocks[bi].instructions
         pres = self._pre[bi]
         cf = pres[ii].fx
@@ -538,6 +541,10 @@ class HazardAnalysis(Analysis):
         uses: set = set()
         first = None
         j = ii - 1
+        avail = 0  # wait states of the skipped nop run (it is what breaks the clause)
+        while skip_nops and j >= 0 and insts[j].opcode == "s_nop":
+            avail += self._ws[bi][j]
+            j -= 1
         while j >= 0:
             f = pres[j].fx
             if not ((f.vmem or f.flat) if vmem else f.smem):
@@ -548,13 +555,13 @@ class HazardAnalysis(Analysis):
             j -= 1
         if not defs:
             return []
-        if cf.store:
-            return [(28, first, 1, 0, None)]
+        if is_memory_write(insts[ii], cf):  # LLVM: MEM->mayStore() (stores and atomics)
+            return [(28, first, 1, avail, None)]
         defs |= pres[ii].wr
         uses |= set(cf.uses)
         common = defs & uses
         if common:
-            return [(28, first, 1, 0, sorted(common, key=str)[0])]
+            return [(28, first, 1, avail, sorted(common, key=str)[0])]
         return []
 
     # -- queries -------------------------------------------------------------------------------

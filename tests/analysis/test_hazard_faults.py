@@ -48,3 +48,31 @@ def test_seeded_nop_faults(corpus_dir, capsys):
               f"(kill rate {killed / max(total, 1):.1%}); {artifacts} survivors, all -O0 "
               f"v_writelane spill padding")
     assert total > 200 and killed + artifacts == total and killed > 100
+
+
+def test_required_nops_equals_llvm_padding(corpus_dir):
+    """LLVM pads with the minimum: before every consumer, required_nops equals the wait states of
+    the s_nop run LLVM emitted (except the -O0 spill artifact, where it is smaller)."""
+    from asmevo.analysis._isa import is_nop
+    files = sorted(corpus_dir.glob("*.s")) + sorted((corpus_dir / "triton").glob("*.amdgcn"))
+    exact = artifacts = 0
+    for p in files:
+        m = parse_asm(p.read_text(), str(p))
+        for k in m.kernels:
+            h = AnalysisManager(m).get(HazardAnalysis, k)
+            for b in k.blocks:
+                run = 0
+                for i, x in enumerate(b.instructions):
+                    if x.opcode == "s_nop":
+                        run += is_nop(x)
+                        continue
+                    if run:
+                        r = h.required_nops(x)
+                        if r == run:
+                            exact += 1
+                        else:
+                            assert r < run and "_O0" in p.name and _spill_artifact(b, i - 1), \
+                                (p.name, i, x.text(), run, r)
+                            artifacts += 1
+                    run = 0
+    assert exact >= 80 and exact + artifacts > 130
