@@ -324,6 +324,8 @@ def apply(table):
         for o in rec["operands"] + (rec.get("rtn_operands") or []):
             if o["cls"] == "WAITCNT":
                 o["name"] = "simm16"
+            elif o["name"] == "imm" and rec.get("mandatory_literal"):
+                o["cls"] = "KIMM32"
             elif o["name"] == "imm" and fam in ("SOPK", "SOPP"):
                 o["name"] = "simm16"
             elif o["name"] == "imm" and fam == "SMEM":
@@ -331,8 +333,6 @@ def apply(table):
             elif o["name"] == "off" and fam in ("GLOBAL", "SCRATCH", "FLAT"):
                 o["name"], o["cls"] = "saddr", "SADDR"
                 o["width"] = 2 if fam == "GLOBAL" else 1
-            elif o["name"] == "imm" and rec.get("mandatory_literal"):
-                o["cls"] = "KIMM32"
             elif o["name"] == "imm":
                 o["name"] = "simm"
 
