@@ -38,14 +38,27 @@ def test_corpus_kernel_matches_reference(corpus_dir, manifest, name):
     assert not res.writes_outside
 
 
-@pytest.mark.parametrize("name", ["vadd_f32", "tr_matmul"])
-def test_corpus_assembly_text_runs_too(corpus_dir, name):
-    sub = "triton" if name.startswith("tr_") else ""
-    h = H.load_harness(str(corpus_dir / sub / "manifest.json"), name)
+@pytest.mark.parametrize("manifest,name", _entries(), ids=[n for _, n in _entries()])
+def test_corpus_assembly_text_other_seed(corpus_dir, manifest, name):
+    """The same kernels from their assembly text (.s / .amdgcn), on other random inputs."""
+    h = H.load_harness(manifest, name)
     module = load(os.path.join(h["_dir"], h["asm"]))
-    inputs = H.make_inputs(h, 3)
+    inputs = H.make_inputs(h, 5)
     res = run_kernel(module, h["kernel"], H.make_launch(h, inputs))
-    assert not H.compare(h, res.outputs, H.reference(h, inputs))
+    errs = H.compare(h, res.outputs, H.reference(h, inputs))
+    assert not errs, errs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("manifest,name", _entries(), ids=[n for _, n in _entries()])
+def test_corpus_many_seeds(corpus_dir, manifest, name):
+    h = H.load_harness(manifest, name)
+    module = load(os.path.join(h["_dir"], h["code_object"]))
+    for seed in range(1, 9):
+        inputs = H.make_inputs(h, seed)
+        res = run_kernel(module, h["kernel"], H.make_launch(h, inputs))
+        errs = H.compare(h, res.outputs, H.reference(h, inputs))
+        assert not errs, (seed, errs)
 
 
 def test_seeds_change_inputs(corpus_dir):
