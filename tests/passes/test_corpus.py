@@ -141,3 +141,28 @@ def test_kernarg_preload_prologue_keeps_its_256_bytes(corpus_dir, tmp_path, caps
         return k.block(target).instructions[0].address - start
     assert entry_offset(src) == 256
     assert entry_offset(out) == 256
+
+
+PASSES = ["scratch-forward", "redundant-move", "copy-prop", "peephole", "dce", "sched",
+          "waitcnt-relax", "nop-trim", "regalloc-compact<always>"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_pass_orders_keep_results(corpus_dir, seed):
+    """Passes in a random order (seeded), each checked by --verify-each; the emulator
+    must still match the reference for an -O0 and an -O3 kernel."""
+    import random
+
+    from asmevo.emu import harness as H
+    from asmevo.emu import run_kernel
+    from asmevo.frontend.asm_parser import parse_asm
+    from asmevo.passes import run_pipeline
+    rng = random.Random(seed)
+    pipeline = ",".join(rng.sample(PASSES, len(PASSES)) + rng.sample(PASSES, 3))
+    for entry in ("scan_inclusive_i32_O0", "softmax_row"):
+        m = parse_asm((corpus_dir / f"{entry}.s").read_text(), f"{entry}.s")
+        run_pipeline(m, pipeline, verify_each=True)
+        h = H.load_harness(str(corpus_dir / "manifest.json"), entry)
+        inputs = H.make_inputs(h, seed)
+        res = run_kernel(m, h["kernel"], H.make_launch(h, inputs))
+        assert H.compare(h, res.outputs, H.reference(h, inputs)) == [], (entry, pipeline)
