@@ -14,7 +14,8 @@ Rules:
 * a VALU write under a partial EXEC mask is treated as a full write (as
   LLVM's register liveness does); passes that rename registers across
   divergent control flow must account for inactive lanes themselves;
-* the kernel exit uses nothing (``s_endpgm`` reads no register);
+* the kernel exit uses nothing (``s_endpgm`` reads no register); a call or indirect jump
+  (``s_swappc_b64``, ``s_call_b64``, ``s_setpc_b64``) uses every register of the kernel;
 * the entry defines what the kernel descriptor initialises
   (:meth:`asmevo.analysis._abi.KernelABI.entry_units`); anything else live into
   the entry is reported in :attr:`Liveness.undefined_at_entry`;
@@ -34,6 +35,7 @@ from ._isa import facts
 from .cfg import CFG, EXIT
 
 _INDEXED_ALWAYS = ("v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
+_CALLS = ("s_swappc_b64", "s_call_b64", "s_setpc_b64")
 _ALL_MODES = frozenset({"SRC0", "SRC1", "SRC2", "DST"})
 #: VALU operand position -> gpr_idx mode bit (defs first: dst, src0, src1, src2)
 _MODE_OF_POS = {0: "DST", 1: "SRC0", 2: "SRC1", 3: "SRC2"}
@@ -87,6 +89,14 @@ class Liveness(Analysis):
                     on = frozenset()
                 rows.append(self._use_def(inst, on))
             self._ud.append(rows)
+        # calls and indirect jumps (s_swappc_b64, s_call_b64, s_setpc_b64): the target may read
+        # any register, so they use every unit of the kernel (conservative)
+        everything = (1 << len(self.units)) - 1
+        for bi, b in enumerate(blocks):
+            for ii, inst in enumerate(b.instructions):
+                if inst.opcode in _CALLS:
+                    u, d = self._ud[bi][ii]
+                    self._ud[bi][ii] = (u | everything, d)
         # block summaries
         n = len(blocks)
         gen = [0] * n
@@ -234,7 +244,12 @@ class Liveness(Analysis):
         return self.to_set(self._live_out[b])
 
     def _block_sets(self, bi: int) -> list[int]:
-        """Bit sets live before each instruction of block ``bi`` plus live-out at the end."""
+        """Bit sets live before each instruction of block ``bi`` plus live-out at the end
+        (computed once per block, then cached)."""
+        cache = self.__dict__.setdefault("_sets_cache", {})
+        hit = cache.get(bi)
+        if hit is not None:
+            return hit
         rows = self._ud[bi]
         res = [0] * (len(rows) + 1)
         live = self._live_out[bi]
@@ -243,6 +258,7 @@ class Liveness(Analysis):
             u, d = rows[ii]
             live = (live & ~d) | u
             res[ii] = live
+        cache[bi] = res
         return res
 
     def live_before(self, inst) -> frozenset:

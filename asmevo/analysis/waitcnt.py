@@ -179,10 +179,17 @@ class Violation:
     needed: int
     producer: object = None
 
+    @property
+    def kind(self) -> str:
+        """``"lds"`` for a DS access while an LDS-DMA load may still write LDS (no address
+        information: possibly a different LDS range), else ``"register"``."""
+        return "lds" if self.unit == LDS_DMA else "register"
+
     def to_json(self) -> dict:
         """Plain data for reports."""
         u = self.unit
         return {"block": self.block, "index": self.index, "instruction": self.inst.text(),
+                "kind": self.kind,
                 "register": f"{u[0]}{u[1]}" if len(u) == 2 else u[0], "counter": self.counter,
                 "needed": self.needed,
                 "producer": self.producer.text() if self.producer is not None else None}

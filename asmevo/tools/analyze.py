@@ -141,7 +141,9 @@ def format_report(rep: dict, cfg_mode: str | None = None) -> str:
         out.append(f"  waitcnt: {len(w['violations'])} violation(s), {len(w['waitcnts'])} "
                    f"s_waitcnt, {len(slack)} stronger than needed")
         for v in w["violations"]:
-            out.append(f"    VIOLATION {v['block']}:{v['index']}  {v['instruction']}: {v['register']} "
+            what = ("LDS written by LDS-DMA (no address information)" if v["kind"] == "lds"
+                    else v["register"])
+            out.append(f"    VIOLATION {v['block']}:{v['index']}  {v['instruction']}: {what} "
                        f"needs {v['counter']}({v['needed']})  [producer: {v['producer']}]")
         for x in slack:
             out.append(f"    slack {x['block']}:{x['index']}  {x['instruction']} -> "

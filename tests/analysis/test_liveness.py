@@ -101,3 +101,18 @@ def test_pressure(kern):
     assert lv.max_pressure["v"] == 5
     assert lv.max_pressure_at["v"] == (0, 2)
     assert len(lv.pressure()) == 6
+
+
+def test_call_uses_everything(kern):
+    k, am = kern("""
+        k:
+            v_mov_b32_e32 v7, 1
+            s_mov_b32 s9, 2
+            s_getpc_b64 s[10:11]
+            s_swappc_b64 s[30:31], s[10:11]
+            s_endpgm
+    """)
+    lv = am.get(Liveness, k)
+    insts = list(k.instructions())
+    # the callee may read v7 and s9: they stay live up to the call
+    assert {("v", 7), ("s", 9)} <= lv.live_after(insts[2])
