@@ -1075,7 +1075,6 @@ def compile_smem(inst, spec, ctx, nxt):
     ops = inst.operands
     dst = _regs_of(ops[0])
     size = spec.extra["size"]
-    mem = ctx.mem
     off_op = base_of(ops[2]) if len(ops) > 2 else Imm(0)
     off_imm = inst.mod("offset", 0)
     if isinstance(off_op, Imm):
@@ -1097,9 +1096,9 @@ def compile_smem(inst, spec, ctx, nxt):
             a = np.array([addr], U64)
             if aop is None:
                 data = wv.s[di:di + n].copy().view(U8).reshape(1, size)
-                mem.write(a, data, np.array([0]))
+                ctx.mem.write(a, data, np.array([0]))
                 return nxt
-            old = int.from_bytes(mem.read_scalar(addr, size), "little")
+            old = int.from_bytes(ctx.mem.read_scalar(addr, size), "little")
             nd_ = size // 4
             val = sum(wv.s.item(di + k) << (32 * k) for k in range(nd_))
             if aop == "cmpswap":
@@ -1107,7 +1106,7 @@ def compile_smem(inst, spec, ctx, nxt):
                 new = val if old == cmpv else old
             else:
                 new = _atomic_apply(aop, old, val, size=size)
-            mem.write(a, np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size),
+            ctx.mem.write(a, np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size),
                       np.array([0]))
             if ret:
                 for k in range(nd_):
@@ -1130,9 +1129,9 @@ def compile_smem(inst, spec, ctx, nxt):
             vals = np.zeros(n, U32)
             for k in range(n):
                 if o + 4 * k + 4 <= nrec:
-                    vals[k] = np.frombuffer(mem.read_scalar(addr + 4 * k, 4), "<u4")[0]
+                    vals[k] = np.frombuffer(ctx.mem.read_scalar(addr + 4 * k, 4), "<u4")[0]
         else:
-            vals = np.frombuffer(mem.read_scalar(addr, size), "<u4")
+            vals = np.frombuffer(ctx.mem.read_scalar(addr, size), "<u4")
         wv.s[di:di + n] = vals
         if di <= EXEC + 1 < di + n or di <= EXEC < di + n:
             wv.sync_exec()
@@ -1161,7 +1160,6 @@ def compile_vmem(inst, spec, ctx, nxt):
     offset = int(inst.mod("offset", 0))
     s_off = isinstance(saddr, Special) and saddr.name == "off"
     v_off = isinstance(vaddr, Special) and vaddr.name == "off"
-    mem = ctx.mem
     if seg == "scratch":
         vr = None if v_off else reader(vaddr, "u32")
         sr = None if s_off else reader(saddr, "u32", vector_ok=False)
@@ -1199,8 +1197,8 @@ def compile_vmem(inst, spec, ctx, nxt):
                 raise MemoryFault(int(lanes[0]), int(a[0]), size, "scratch (kernel has no private segment)")
             return wv.scratch.read(a, size, lanes)
         if seg == "flat":
-            return _flat(wv, mem, a, lanes, size, None)
-        return mem.read(a, size, lanes)
+            return _flat(wv, ctx.mem, a, lanes, size, None)
+        return ctx.mem.read(a, size, lanes)
 
     def space_write(wv, a, data, lanes):
         if seg == "scratch":
@@ -1208,8 +1206,8 @@ def compile_vmem(inst, spec, ctx, nxt):
                 raise MemoryFault(int(lanes[0]), int(a[0]), size, "scratch (kernel has no private segment)")
             return wv.scratch.write(a, data, lanes)
         if seg == "flat":
-            return _flat(wv, mem, a, lanes, size, data)
-        return mem.write(a, data, lanes)
+            return _flat(wv, ctx.mem, a, lanes, size, data)
+        return ctx.mem.write(a, data, lanes)
 
     d16_hi = ex.get("d16_hi", False)
     if lds_dma:
@@ -1269,14 +1267,14 @@ def compile_vmem(inst, spec, ctx, nxt):
                 if not wv.exec_any:
                     return nxt
                 lanes = _active(wv)
-                _load_words(wv, dst, mem.read_words(addr_fn(wv, lanes), ndw, lanes), lanes, wv.exec_all)
+                _load_words(wv, dst, ctx.mem.read_words(addr_fn(wv, lanes), ndw, lanes), lanes, wv.exec_all)
                 return nxt
         else:
             def run(wv):
                 if not wv.exec_any:
                     return nxt
                 lanes = _active(wv)
-                mem.write_words(addr_fn(wv, lanes), _store_words(wv, data_r, lanes, ndw, wv.exec_all),
+                ctx.mem.write_words(addr_fn(wv, lanes), _store_words(wv, data_r, lanes, ndw, wv.exec_all),
                                 lanes)
                 return nxt
         return run
@@ -1384,7 +1382,6 @@ def compile_vmem_atomic(inst, spec, ctx, nxt):
     else:
         dst, vaddr, data, saddr = None, base_of(ops[0]), _regs_of(ops[1]), base_of(ops[2])
     offset = int(inst.mod("offset", 0))
-    mem = ctx.mem
     s_off = isinstance(saddr, Special) and saddr.name == "off"
     vr = reader(vaddr, "u64" if s_off else "u32")
     sr = None if s_off else reader(saddr, "u64", vector_ok=False)
@@ -1400,16 +1397,16 @@ def compile_vmem_atomic(inst, spec, ctx, nxt):
             a = a + sr(wv)[0]
         for j, ln in enumerate(lanes):
             aj = a[j:j + 1]
-            old_b = mem.read(aj, size, lanes[j:j + 1]) if seg != "flat" else _flat(wv, mem, aj, lanes[j:j + 1], size, None)
+            old_b = ctx.mem.read(aj, size, lanes[j:j + 1]) if seg != "flat" else _flat(wv, ctx.mem, aj, lanes[j:j + 1], size, None)
             old = int.from_bytes(old_b.tobytes(), "little")
             val = sum(int(wv.v[data.index + k, ln]) << (32 * k) for k in range(nd))
             cv = sum(int(wv.v[data.index + nd + k, ln]) << (32 * k) for k in range(nd)) if cmp else None
             new = _atomic_apply(op, old, val, cv, size) if not cmp else (val if old == cv else old)
             nb = np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size)
             if seg == "flat":
-                _flat(wv, mem, aj, lanes[j:j + 1], size, nb)
+                _flat(wv, ctx.mem, aj, lanes[j:j + 1], size, nb)
             else:
-                mem.write(aj, nb, lanes[j:j + 1])
+                ctx.mem.write(aj, nb, lanes[j:j + 1])
             if dst is not None:
                 for k in range(nd):
                     wv.v[dst.index + k, ln] = (old >> (32 * k)) & 0xFFFFFFFF
@@ -1437,7 +1434,6 @@ def compile_mubuf(inst, spec, ctx, nxt):
     offen, idxen = inst.has_mod("offen"), inst.has_mod("idxen")
     ioff = int(inst.mod("offset", 0))
     lds = inst.has_mod("lds")
-    mem = ctx.mem
     v_off = isinstance(vaddr, Special) and vaddr.name == "off"
     vr = None if v_off else reader(vaddr, "b64" if (offen and idxen) else "u32")
     is_atomic = spec.kind == "mubuf_atomic"
@@ -1488,14 +1484,14 @@ def compile_mubuf(inst, spec, ctx, nxt):
                         R[di:di + ndw, ln] = 0
                     continue
                 aj = a[j:j + 1]
-                old = int.from_bytes(mem.read(aj, size, lanes[j:j + 1]).tobytes(), "little")
+                old = int.from_bytes(ctx.mem.read(aj, size, lanes[j:j + 1]).tobytes(), "little")
                 val = sum(int(R[di + k, ln]) << (32 * k) for k in range(ndw))
                 if aop == "cmpswap":
                     cmpv = sum(int(R[di + ndw + k, ln]) << (32 * k) for k in range(ndw))
                     new = val if old == cmpv else old
                 else:
                     new = _atomic_apply(aop, old, val, size=size)
-                mem.write(aj, np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size),
+                ctx.mem.write(aj, np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size),
                           lanes[j:j + 1])
                 if ret:
                     for k in range(ndw):
@@ -1504,7 +1500,7 @@ def compile_mubuf(inst, spec, ctx, nxt):
         if load:
             data = np.zeros((len(lanes), size), U8)
             if np.count_nonzero(inr):
-                data[inr] = mem.read(a[inr], size, lanes[inr])
+                data[inr] = ctx.mem.read(a[inr], size, lanes[inr])
             if lds:
                 # LDS DMA: LDS byte address = M0[15:0] + instruction offset + lane * size (the
                 # immediate offset applies to both addresses; LLVM llvm.amdgcn.raw.buffer.load.lds)
@@ -1515,7 +1511,7 @@ def compile_mubuf(inst, spec, ctx, nxt):
         else:
             data = _store_data(wv, dst_or_data, lanes, size, ex.get("d16_hi", False))
             if np.count_nonzero(inr):
-                mem.write(a[inr], data[inr], lanes[inr])
+                ctx.mem.write(a[inr], data[inr], lanes[inr])
         return nxt
     return run
 

@@ -323,7 +323,7 @@ def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
     mem.regions[-1].watch = True
     q_addr = mem.map("__queue", 256)
     mem.regions[-1].watch = True
-    prog = Program(kernel, mem)
+    prog = _program(kernel, mem)
     lds_bytes = cfg.f("group_segment_fixed_size") + launch.dynamic_lds
     priv = cfg.f("private_segment_fixed_size")
     nthreads = block[0] * block[1] * block[2]
@@ -372,6 +372,37 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
                     _run_group(prog, waves, launch.max_instructions_per_wave)
                     counters[0] += sum(wv.count for wv in waves)
                     counters[1] += len(waves)
+
+
+_PROGRAMS: "OrderedDict" = None  # kernel shape -> compiled Program (LRU)
+_PROGRAM_CACHE_SIZE = 16
+
+
+def _program(kernel, mem) -> Program:
+    """The compiled Program of ``kernel`` bound to ``mem``; reused across runs while the
+    kernel's blocks, instructions (by value) and addresses are unchanged (differential
+    testing runs one kernel many times)."""
+    global _PROGRAMS
+    from collections import OrderedDict
+    if _PROGRAMS is None:
+        _PROGRAMS = OrderedDict()
+    key = (kernel.name, tuple((b.label, tuple((i.key(), i.address) for i in b.instructions))
+                              for b in kernel.blocks))
+    try:
+        hash(key)
+    except TypeError:   # an operand that is not hashable: compile afresh
+        return Program(kernel, mem)
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = Program(kernel, mem)
+        _PROGRAMS[key] = prog
+        if len(_PROGRAMS) > _PROGRAM_CACHE_SIZE:
+            _PROGRAMS.popitem(last=False)
+    else:
+        _PROGRAMS.move_to_end(key)
+        prog.kernel = kernel
+        prog.ctx.mem = mem
+    return prog
 
 
 def _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid, ids, priv):

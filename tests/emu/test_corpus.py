@@ -99,3 +99,17 @@ def test_aiter_kernels_match_numpy(corpus_dir, name):
         return
     errs = H.compare(h, res.outputs, want)
     assert not errs, errs
+
+
+def test_program_cache_follows_edits(corpus_dir):
+    """Compiled programs are reused across runs, but an edited kernel is recompiled."""
+    h = H.load_harness(str(corpus_dir / "manifest.json"), "vadd_f32")
+    module = load(str(corpus_dir / "vadd_f32.co"))
+    inputs = H.make_inputs(h, 0)
+    r1 = run_kernel(module, "vadd_f32", H.make_launch(h, inputs))
+    assert np.array_equal(r1.outputs["c"], inputs["a"] + inputs["b"])
+    k = module.kernel("vadd_f32")
+    add = next(i for i in k.instructions() if i.opcode == "v_add_f32_e32")
+    k.replace(add, add.evolve(opcode="v_sub_f32_e32"))
+    r2 = run_kernel(module, "vadd_f32", H.make_launch(h, inputs))
+    assert np.array_equal(r2.outputs["c"], inputs["a"] - inputs["b"])
