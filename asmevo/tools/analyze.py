@@ -50,6 +50,7 @@ def run(args) -> int:
     if not kernels:
         raise AsmevoError("no kernel code found", file=args.input)
     chosen = [s for s in _SECTIONS if getattr(args, s)]
+    detail = set(chosen)  # sections asked for by name are printed in full
     if not chosen:
         chosen = list(_SECTIONS)
     am = AnalysisManager(module)
@@ -63,7 +64,7 @@ def run(args) -> int:
     if args.json:
         text = json.dumps({"input": args.input, "kernels": reports}, indent=1, default=str) + "\n"
     else:
-        text = "".join(format_report(r, args.cfg) for r in reports)
+        text = "".join(format_report(r, detail) for r in reports)
     _emit(args, text)
     return 1 if bad else 0
 
@@ -106,20 +107,21 @@ def analyze_kernel(kernel, am, sections) -> dict:
     return rep
 
 
-def format_report(rep: dict, cfg_mode: str | None = None) -> str:
-    """Readable text for one kernel report (same content as the JSON)."""
+def format_report(rep: dict, detail: set | frozenset = frozenset(_SECTIONS)) -> str:
+    """Readable text for one kernel report (same content as the JSON).  Per-block CFG and
+    liveness listings are printed only for sections in ``detail`` (asked for by flag)."""
     out = [f"kernel {rep['kernel']}: {rep['instructions']} instructions, {rep['blocks']} blocks, "
            f"{rep['violations']} violation(s)"]
     if "cfg" in rep:
         c = rep["cfg"]
         out.append(f"  cfg: {len(c['edges'])} edges, {len(c['loops'])} loop(s)"
                    + (f", unreachable: {', '.join(c['unreachable'])}" if c["unreachable"] else ""))
-        for b in c["blocks"]:
+        for b in (c["blocks"] if "cfg" in detail else ()):
             succ = [e["to"] + ("" if e["kind"] in ("taken", "exit") else f" ({e['kind']})")
                     for e in c["edges"] if e["from"] == b["name"]]
             out.append(f"    {b['name']}: {b['instructions']} inst, depth {b['loop_depth']}, "
                        f"idom {c['idom'].get(b['name'], '-')} -> {', '.join(succ)}")
-        for lp in c["loops"]:
+        for lp in (c["loops"] if "cfg" in detail else ()):
             out.append(f"    loop header {lp['header']}: {', '.join(lp['blocks'])} "
                        f"(latches {', '.join(lp['latches'])})")
     if "liveness" in rep:
@@ -132,7 +134,7 @@ def format_report(rep: dict, cfg_mode: str | None = None) -> str:
         if lv["undefined_at_entry"]:
             out.append(f"    read before any write (not set by the ABI): "
                        f"{' '.join(lv['undefined_at_entry'])}")
-        for b in lv["blocks"]:
+        for b in (lv["blocks"] if "liveness" in detail else ()):
             out.append(f"    {b['name']}: in [{' '.join(b['live_in'])}] out [{' '.join(b['live_out'])}]")
     if "waitcnt" in rep:
         w = rep["waitcnt"]

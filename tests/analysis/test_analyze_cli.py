@@ -23,7 +23,13 @@ def test_clean_kernel_exit_0(corpus_dir, capsys):
     assert main(["analyze", str(corpus_dir / "sgemm_tiled.s")]) == 0
     out = capsys.readouterr().out
     assert "kernel sgemm_tiled: 88 instructions, 6 blocks, 0 violation(s)" in out
-    assert "occupancy 8 waves/SIMD" in out and "loop header .LBB0_2" in out
+    assert "occupancy 8 waves/SIMD" in out and "cfg: 8 edges, 1 loop(s)" in out
+    assert "loop header" not in out  # per-block listings only when asked for
+    assert main(["analyze", str(corpus_dir / "sgemm_tiled.s"), "--cfg", "--liveness"]) == 0
+    out = capsys.readouterr().out
+    assert "loop header .LBB0_2: .LBB0_2 (latches .LBB0_2)" in out
+    assert ".LBB0_4: in [s[4:6] s8 v[2:3] v5 exec_hi exec_lo] out []" in out
+    assert "waitcnt" not in out
 
 
 def test_violations_exit_1_text_and_json_agree(tmp_path, capsys):
