@@ -15,6 +15,8 @@ is skipped silently.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..ir.operands import Func, FuncList, Imm, Label, Reg, Special, Src, base_of
@@ -1717,6 +1719,27 @@ def _unpack_elems(raw: np.ndarray, ty: str):
     raise CompileError(f"MFMA element type {ty}")
 
 
+@functools.lru_cache(maxsize=None)
+def _mfma_maps(M: int, N: int, K: int):
+    """Lane/item index maps of a single-block MFMA (corpus README layouts): A[i][k] in lane
+    i + M*(k // KL), item k % KL; B[k][j] in lane j + N*(k // KL); D[i][j] in lane
+    j + N*((i // 4) % (64 // N)), item i % 4 + 4*((i // 4) // (64 // N))."""
+    nlg = 64 // M
+    KL = K // nlg
+    i = np.arange(M)[:, None]
+    k = np.arange(K)[None, :]
+    Ai, Ak = i + M * (k // KL) + 0 * k, (k % KL) + 0 * i
+    kk = np.arange(K)[:, None]
+    j = np.arange(N)[None, :]
+    Bl, Bk = j + N * (kk // KL) + 0 * kk, (kk % KL) + 0 * j
+    ii = np.arange(M)[:, None]
+    jj = np.arange(N)[None, :]
+    g = ii // 4
+    Dl = jj + N * (g % (64 // N)) + 0 * ii
+    Dk = (ii % 4 + 4 * (g // (64 // N))) + 0 * jj
+    return Ai, Ak, Bl, Bk, Dl, Dk
+
+
 def compile_mfma(inst, spec, ctx, nxt):
     ex = spec.extra
     M, N, K, ty, tyb, acc = ex["M"], ex["N"], ex["K"], ex["ty"], ex["tyb"], ex["acc"]
@@ -1734,28 +1757,8 @@ def compile_mfma(inst, spec, ctx, nxt):
     d = _regs_of(ops[0])
     A, Bop = _regs_of(ops[1]), _regs_of(ops[2])
     C = base_of(ops[3])
-    nlg = 64 // M
-    KL = K // nlg
     nacc = M * N // 64
-    Ai = np.zeros((M, K), np.int64)
-    Ak = np.zeros((M, K), np.int64)
-    for i in range(M):
-        for k in range(K):
-            Ai[i, k] = i + M * (k // KL)
-            Ak[i, k] = k % KL
-    Bl = np.zeros((K, N), np.int64)
-    Bk = np.zeros((K, N), np.int64)
-    for k in range(K):
-        for j in range(N):
-            Bl[k, j] = j + N * (k // KL)
-            Bk[k, j] = k % KL
-    Dl = np.zeros((M, N), np.int64)
-    Dk = np.zeros((M, N), np.int64)
-    for i in range(M):
-        for j in range(N):
-            g = i // 4
-            Dl[i, j] = j + N * (g % (64 // N))
-            Dk[i, j] = i % 4 + 4 * (g // (64 // N))
+    Ai, Ak, Bl, Bk, Dl, Dk = _mfma_maps(M, N, K)
 
     def regs(wv, r):
         F = wv.v if r.file == "v" else wv.a
