@@ -267,15 +267,41 @@ def _classify(inst: Instruction) -> Effects:
     # 'vcc' printed as the e32 carry-in / cndmask selector is a use, handled by the
     # position split above; an explicit operand that is a constant has no units.
     u_units = _units(use_ops)
+    # the ISA table's operand roles, when known, only add to these sets: a destination
+    # the table also lists as read (tied: v_cvt_pk_fp8_f32 keeps the other half,
+    # v_cvt_sr_* the other bytes) makes the write partial
+    isa_defs, isa_uses = _isa_roles(inst)
+    if d_units & isa_uses:
+        partial = True
     dmay.update(d_units)
+    dmay.update(isa_defs)
     if partial:
         u_units = u_units | d_units
     else:
         dmust.update(d_units)
     uses.update(u_units)
+    uses.update(isa_uses)
     ndefs = len(defs_ops) if defs_ops == list(ops[:len(defs_ops)]) else -1
     return Effects(frozenset(uses), frozenset(dmay), frozenset(dmust), side, vector, partial,
                    uses_all, barrier, kind, known, ndefs)
+
+
+def _isa_roles(inst: Instruction) -> tuple[frozenset, frozenset]:
+    """Units the ISA table (:mod:`asmevo.isa`) says ``inst`` writes and reads (empty
+    sets when the table or the instruction is not available)."""
+    try:
+        from .. import isa
+        if isa.lookup(inst.opcode) is None:
+            return frozenset(), frozenset()
+        d = set(isa.implicit_defs(inst))
+        for o in isa.def_operands(inst):
+            d.update(reg_units(o))
+        u = set(isa.implicit_uses(inst))
+        for o in isa.use_operands(inst):
+            u.update(reg_units(o))
+        return frozenset(d), frozenset(u)
+    except Exception:  # noqa: BLE001 - table missing or an operand it cannot place
+        return frozenset(), frozenset()
 
 
 _CACHE: dict[tuple, Effects] = {}
