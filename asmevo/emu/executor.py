@@ -362,6 +362,15 @@ def dpp_map(inst):
     return src, valid, enable, bc
 
 
+_DPP_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "row_bcast", "row_mirror",
+             "row_half_mirror", "row_newbcast", "wave_shl", "wave_shr", "wave_rol", "wave_ror")
+
+
+def _no_dpp(inst, what):
+    if inst.opcode.endswith("_dpp") or any(inst.has_mod(m) for m in _DPP_MODS):
+        raise CompileError(f"DPP on {what} instructions is not emulated")
+
+
 _SEL = {"BYTE_0": (0, 8), "BYTE_1": (8, 8), "BYTE_2": (16, 8), "BYTE_3": (24, 8),
         "WORD_0": (0, 16), "WORD_1": (16, 16), "DWORD": (0, 32)}
 
@@ -552,6 +561,7 @@ def _sdwa_writer(op, inst):
 
 
 def compile_vopc(inst, spec, ctx, nxt):
+    _no_dpp(inst, "VOPC")
     ops = inst.operands
     if inst.opcode.endswith("_e32") or len(ops) == 2:
         if len(ops) == 2:
@@ -582,6 +592,9 @@ def compile_vopc(inst, spec, ctx, nxt):
 
 
 def compile_vop3p(inst, spec, ctx, nxt):
+    _no_dpp(inst, "packed (VOP3P)")
+    if inst.opcode.endswith("_sdwa"):
+        raise CompileError("SDWA on packed instructions")
     ops = inst.operands
     ety = spec.dst[0]
     ew = width(ety)
@@ -1422,6 +1435,8 @@ def compile_mubuf(inst, spec, ctx, nxt):
     instructions", range checking)."""
     ex = spec.extra
     size, load = ex["size"], ex.get("load", False)
+    if inst.has_mod("tfe") or inst.has_mod("lwe") or inst.has_mod("addr64"):
+        raise CompileError("tfe/lwe/addr64 buffer forms are not emulated")
     ops = list(inst.operands)
     if inst.has_mod("lds") and len(ops) == 3:
         ops = [None] + ops          # LDS DMA: no vdata operand (vaddr, srsrc, soffset)

@@ -374,3 +374,12 @@ def test_64bit_atomics(snippet):
     mem = s.mem.region("buf").data.view(np.uint64)
     assert mem[0] == 0xFFFFFFFF + 2 and mem[1] == (1 << 32) + 5
     assert s.w.s[10] == 0 and s.w.s[11] == 0                       # old value returned
+
+
+def test_unsupported_forms_stop_with_a_message(snippet):
+    s = snippet(["v_cmp_gt_u32_dpp vcc, v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf"])
+    with pytest.raises(EmuError, match="DPP on VOPC"):
+        s.run()
+    s = snippet(["v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], 0 cbsz:1 abid:1"])
+    with pytest.raises(EmuError, match="cbsz"):
+        s.run()
