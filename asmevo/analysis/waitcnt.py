@@ -15,7 +15,9 @@ CDNA3 ISA guide "Data dependency resolution"):
 * **FLAT** (``flat_*``) counts on both vmcnt and lgkmcnt (it may address LDS);
   while one is pending only a zero count of either counter is safe
   (``setPendingFlat``; ``hasFlatLgkmVMemCountInOrder`` is false on GFX9);
-* **expcnt**: gfx942 has no exports, nothing increments it here;
+* **expcnt**: GFX9 counts exports and GDS data locks (GDS_GPR_LOCK) on it, but gfx942 has
+  no exports and no ``gds`` modifier (llvm-mc: "gds modifier is not supported on this GPU"),
+  so nothing increments it; ``expcnt(N)`` is parsed and never needed;
 * LDS-DMA writes LDS, tracked as the pseudo unit ``("lds_dma",)``; a later DS
   instruction that reads LDS uses it (so must wait vmcnt);
 * a read **or overwrite** of a register whose producing access may still be in
