@@ -33,9 +33,14 @@ def _is_load(inst: Instruction) -> bool:
 
 
 def _anchor(inst: Instruction) -> bool:
+    """Never moved and never crossed: branches, barriers, messages, atomics, cache and
+    mode instructions, ``s_nop``, and any other non-memory instruction with side effects."""
     e = effects(inst)
+    if inst.opcode == "s_waitcnt":
+        return False
     return inst.opcode.startswith(_ANCHORS) or e.kind == "branch" or e.uses_all \
-        or not e.known or "_atomic" in inst.opcode or inst.opcode.startswith("s_atomic")
+        or not e.known or "_atomic" in inst.opcode or inst.opcode.startswith("s_atomic") \
+        or (e.side_effects and not _is_mem(inst))
 
 
 def schedule_region(insts: list[Instruction], pending: dict[int, set],
