@@ -28,6 +28,55 @@ def is_code_object(path: str) -> bool:
         return path.endswith(CODE_OBJECT_SUFFIXES)
 
 
+def check_output_path(path: str | os.PathLike) -> None:
+    """Refuse an output path that cannot be a file: an existing directory, or a path whose
+    parent is not a directory (checked before any work, so the CLI exits 2 with the path).
+
+    Raises:
+        AsmevoError: naming ``path``.
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise AsmevoError("is a directory; expected a file path for the output", file=path)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise AsmevoError(f"cannot write output: directory {parent} does not exist", file=path)
+
+
+def read_assembly_text(path: str | os.PathLike, *, allow_empty: bool = True) -> str:
+    """The UTF-8 text of an assembly file.
+
+    Raises:
+        AsmevoError: missing, a directory, unreadable (permissions, I/O error), not UTF-8
+            (byte offset given), contains NUL bytes, an ELF code object, or (``allow_empty``
+            false) empty or only whitespace (located at ``file:1:1``).
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise AsmevoError("no such file", file=path)
+    if os.path.isdir(path):
+        raise AsmevoError("is a directory, expected an assembly file", file=path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise AsmevoError(f"cannot read: {e.strerror or e}", file=path) from None
+    if raw[:4] == ELF_MAGIC:
+        raise AsmevoError("this is a code object (ELF); expected assembly text (use 'asmevo dis' first)",
+                          file=path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise AsmevoError(f"not UTF-8 text at byte {e.start}; expected assembly text or an ELF code "
+                          "object", file=path, offset=e.start) from None
+    if "\0" in text:
+        raise CodeObjectError("binary data that is not an ELF file; expected assembly text or an ELF "
+                              "code object", file=path, offset=text.index("\0"))
+    if not allow_empty and not text.strip():
+        raise AsmevoError("empty file; expected assembly text", file=path, line=1, column=1)
+    return text
+
+
 def load(path: str | os.PathLike) -> Module:
     """Load a code object or an assembly file as a Module.
 
@@ -45,18 +94,7 @@ def load(path: str | os.PathLike) -> Module:
     if is_code_object(path) or path.endswith((".co", ".hsaco")):
         from .disasm import disassemble
         return disassemble(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise AsmevoError(f"not UTF-8 text at byte {e.start}; expected assembly text or an ELF code "
-                          "object", file=path, offset=e.start) from None
-    except OSError as e:
-        raise AsmevoError(f"cannot read: {e.strerror}", file=path) from None
-    if "\0" in text:
-        raise CodeObjectError("binary data that is not an ELF file; expected assembly text or an ELF "
-                              "code object", file=path, offset=text.index("\0"))
+    text = read_assembly_text(path)
     from .asm_parser import parse_asm
     module = parse_asm(text, path)
     fill_text_abi(module)

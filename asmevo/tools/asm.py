@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
-from ..errors import AsmevoError
-
 
 def add_arguments(p) -> None:
     """Arguments: the assembly file, ``-o`` output, ``--via-ir``."""
@@ -18,19 +14,9 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     """Assemble ``args.input`` into ``args.output``; returns 0."""
     from ..backend.assemble import assemble
-    from ..frontend.loader import is_code_object
-    if not os.path.exists(args.input):
-        raise AsmevoError("no such file", file=args.input)
-    if os.path.isdir(args.input):
-        raise AsmevoError("is a directory, expected an assembly file", file=args.input)
-    if is_code_object(args.input):
-        raise AsmevoError("this is a code object (ELF); expected assembly text (use 'asmevo dis' first)",
-                          file=args.input)
-    try:
-        with open(args.input, encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError as e:
-        raise AsmevoError(f"not UTF-8 text at byte {e.start}", file=args.input, offset=e.start) from None
+    from ..frontend.loader import check_output_path, read_assembly_text
+    text = read_assembly_text(args.input, allow_empty=False)
+    check_output_path(args.output)
     if args.via_ir:
         from ..frontend.asm_parser import parse_asm
         from ..ir.printer import print_module

@@ -20,8 +20,15 @@ def run(args) -> int:
     from ..frontend.loader import is_code_object
     from ..ir.printer import print_module
     import os
+    from ..frontend.loader import check_output_path
     if not os.path.exists(args.input):
         raise AsmevoError("no such file", file=args.input)
+    if os.path.isdir(args.input):
+        raise AsmevoError("is a directory, expected a code object file", file=args.input)
+    if args.output:
+        check_output_path(args.output)
+    if os.path.isfile(args.input) and os.path.getsize(args.input) == 0:
+        raise AsmevoError("empty file; expected an ELF code object", file=args.input, offset=0)
     if not is_code_object(args.input) and not args.input.endswith((".co", ".hsaco")):
         raise AsmevoError("expected a code object (ELF); use 'asmevo asm' for assembly text",
                           file=args.input)

@@ -114,6 +114,16 @@ def run(args) -> int:
     """Print one verdict line per check; 0 if all agree, 1 otherwise."""
     if not os.path.exists(args.input):
         raise AsmevoError("no such file", file=args.input)
+    if os.path.isdir(args.input):
+        raise AsmevoError("is a directory, expected a code object file", file=args.input)
+    if args.keep:
+        if os.path.exists(args.keep) and not os.path.isdir(args.keep):
+            raise AsmevoError("--keep: exists and is not a directory", file=args.keep)
+        try:
+            os.makedirs(args.keep, exist_ok=True)
+        except OSError as e:
+            raise AsmevoError(f"--keep: cannot create the directory: {e.strerror or e}",
+                              file=args.keep) from None
     checks = roundtrip(args.input, args.keep)
     for c in checks:
         print(c.line())
