@@ -157,6 +157,12 @@ def run(args: argparse.Namespace) -> int:
     if args.passes is None:
         raise AsmevoError("no pipeline given; use --passes=PIPELINE (see --print-passes)")
     nodes = parse_pipeline(args.passes)
+    from ..passes import registry
+    for flag, names in (("--print-before", args.print_before), ("--print-after", args.print_after)):
+        for n in names:
+            if registry.lookup(n) is None:
+                raise AsmevoError(f"{flag}={n}: unknown pass; valid passes: "
+                                  + ", ".join(registry.pass_names()))
     if args.print_pipeline_passes:
         sys.stdout.write(pipeline_text(nodes) + "\n")
         return 0
@@ -187,7 +193,9 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``asmevo-opt`` console script; returns the exit status."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="run a pass pipeline over a code object or assembly file "
+                               "(docs/passes.md)")
     add_arguments(parser)
     try:
         args = parser.parse_args(argv)

@@ -272,3 +272,9 @@ def test_print_pipeline_passes(capsys):
 def test_no_pipeline_is_an_error(src, capsys):
     assert main([str(src)]) == 2
     assert "no pipeline given; use --passes=PIPELINE" in capsys.readouterr().err
+
+
+def test_print_after_unknown_pass(src, capsys):
+    assert main(["--passes=dce", "--print-after=dcx", str(src)]) == 2
+    assert capsys.readouterr().err.startswith(
+        "asmevo-opt: error: --print-after=dcx: unknown pass; valid passes: copy-prop, dce, ")
