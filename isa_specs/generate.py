@@ -603,8 +603,27 @@ def sweep():
         # size without an optional literal; a consumed marker is a mandatory literal
         rec["mandatory_literal"] = nbytes > given
         rec["size"] = nbytes
+        # other decodes with the same operand count, best first: example fallbacks
+        rec["alt_texts"] = [c[7] for c in sorted(rec["cands"], key=lambda c: c[0])
+                            if len(c[2]) == len(toks) and c[7] != text]
         del rec["cands"]
     return recs
+
+
+def pick_examples(recs):
+    """Prefer an example the assembler accepts: the disassembler prints a few forms
+    llvm-mc rejects (e.g. two SGPRs on the gfx9 constant bus); try the other decodes
+    of the same record in score order."""
+    names = sorted(recs)
+    res = _assemble_lines([recs[n]["example"] for n in names])
+    todo = [n for n, (mn, err, _e) in zip(names, res) if err]
+    for n in todo:
+        alts = recs[n]["alt_texts"][:200]
+        # a 32-bit marker literal is too wide for a 16-bit KIMM: try a small one
+        alts = alts + [re.sub(r"0x[0-9a-f]{5,8}\b", "0x1234", recs[n]["example"])]
+        hit = next((t for t, (mn, err, _e) in zip(alts, _assemble_lines(alts)) if not err), None)
+        if hit:
+            recs[n]["example"] = hit
 
 
 FALLBACK = {("VOP3", "s", 0): "sdst", ("VOP3", "s", 72): "sdst", ("FLAT", "s", 72): "saddr",
@@ -717,6 +736,7 @@ def operand_class(c, acc):
 
 def build():
     recs = sweep()
+    pick_examples(recs)
     table = {}
     for mn, rec in sorted(recs.items()):
         toks, cls, kind = rec["ops"]
