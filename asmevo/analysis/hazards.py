@@ -10,8 +10,8 @@ between producer and consumer; ``s_nop N`` provides N+1.  The producer is the
 *nearest* earlier instruction that matches the rule (an intervening write of the
 same register by another kind of instruction does not end the search, as in
 LLVM).  Across block boundaries every predecessor is searched and the minimum
-taken (each block visited once per search, as LLVM does); the kernel entry
-provides unlimited wait states.
+over all paths taken (including loop back edges into the consumer's own block);
+the kernel entry provides unlimited wait states.
 """
 
 from __future__ import annotations
@@ -311,9 +311,12 @@ class HazardAnalysis(Analysis):
         """Backward search paths from the instruction before ``(bi, ii)``: each a list of
         segments ``(block, hi, lo, base)`` covering instructions ``hi`` down to ``lo`` whose
         wait-state distance to the consumer is ``base + prefix[hi+1] - prefix[j+1]`` (< limit).
-        Every predecessor is followed, each block at most once per search (as LLVM)."""
+        Every predecessor is followed (the consumer's own block again through a loop back
+        edge); a block is entered again only at a smaller distance than before, so the
+        minimum over all paths is found (LLVM visits each block once, which can miss a
+        shorter second path)."""
         out = []
-        visited = {bi}
+        best: dict[int, int] = {}  # block -> smallest distance at which its end was entered
         stack = [(bi, ii - 1, 0, [])]
         while stack:
             b, hi, base, segs = stack.pop()
@@ -330,12 +333,12 @@ class HazardAnalysis(Analysis):
             if base >= limit:
                 out.append(segs)
                 continue
-            preds = [p for p in self.cfg.graph.predecessors(b) if p not in visited]
+            preds = [p for p in self.cfg.graph.predecessors(b) if base < best.get(p, limit)]
             if not preds:
                 out.append(segs)
                 continue
             for p in preds:
-                visited.add(p)
+                best[p] = base
                 stack.append((p, len(self._pre[p]) - 1, base, segs))
         return out
 

@@ -168,3 +168,28 @@ def test_required_nops_br19(kern):
     k, am = kern(f"k:\nv_mov_b32_e32 v30, 0\ns_nop 3\n{load}\ns_endpgm\n")
     h = am.get(HazardAnalysis, k)
     assert h.required_nops(k.blocks[0].instructions[2]) == 0
+
+
+def test_loop_back_edge_into_same_block(kern):
+    """The producer at the bottom of a loop body reaches the consumer at its top."""
+    src = """
+        k:
+            s_mov_b32 s0, 0
+        .Lloop:
+            v_readfirstlane_b32 s4, v1
+            s_add_u32 s0, s0, 1
+            s_cmp_lg_u32 s0, 4
+            v_mov_b32_e32 v1, v2
+            {pad}
+            s_cbranch_scc1 .Lloop
+            s_endpgm
+    """
+    k, am = kern(src.format(pad=""))
+    hz = am.get(HazardAnalysis, k).violations
+    # v_mov writes v1; across the back edge only s_cbranch (1 wait state) separates it from the
+    # v_readfirstlane reading v1 (rule 15 needs 1): fine.  v_cmpx writing EXEC needs 4 (rule 14).
+    assert hz == []
+    k, am = kern(src.replace("v_mov_b32_e32 v1, v2", "v_cmpx_eq_u32_e32 vcc, v1, v2")
+                 .format(pad="s_nop 0"))
+    hz = am.get(HazardAnalysis, k).violations
+    assert [(v.rule, v.required, v.available) for v in hz] == [(14, 4, 2)]
