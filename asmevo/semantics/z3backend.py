@@ -715,6 +715,9 @@ def step(st: SymState, inst) -> None:
             else:
                 _write_s(st, op, ty, val)
         return
+    if k == "mfma":
+        _mfma(st, inst, spec)
+        return
     if k == "vmem" and spec.extra["seg"] in ("global", "scratch"):
         _vmem(st, inst, spec)
         return
@@ -971,6 +974,53 @@ def _sdwa_sel(x, sel, sext):
         return x
     f = z3.Extract(sh + n - 1, sh, x)
     return (z3.SignExt if sext else z3.ZeroExt)(32 - n, f)
+
+
+_ELEM_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8, "fp8": 8, "bf8": 8}
+
+
+def _mfma(st, inst, spec):
+    """MFMA as an uninterpreted function per accumulator element: D[i][j] =
+    mfma_<name>(C[i][j], A[i][0..K-1], B[0..K-1][j]) with the operand elements gathered
+    from the lanes the layout names (lane substitution).  Sound for equivalence (equal
+    inputs give equal outputs) without fixing the hardware's unspecified summation order;
+    like the emulator, all 64 lanes are written regardless of EXEC."""
+    ex = spec.extra
+    for m in ("cbsz", "abid", "blgp"):
+        if inst.mod(m, 0):
+            raise Unsupported(f"'{inst.text()}': MFMA {m} is not modelled symbolically")
+    M, N, K = ex["M"], ex["N"], ex["K"]
+    ops = inst.operands
+    d, A, Bm, C = base_of(ops[0]), base_of(ops[1]), base_of(ops[2]), base_of(ops[3])
+    nlg = 64 // M
+    KL = K // nlg
+    eba, ebb = _ELEM_BITS[ex["ty"]], _ELEM_BITS[ex["tyb"]]
+    a_units, b_units = _units_of(A), _units_of(Bm)
+    L = st.lane
+    c6 = lambda v: z3.BitVecVal(v & 63, 6)  # noqa: E731
+
+    def elem(units, eb, k, lane_expr):
+        bit = (k % KL) * eb
+        word = st.get(units[bit // 32])
+        v = z3.Extract(bit % 32 + eb - 1, bit % 32, word)
+        return z3.substitute(v, (L, lane_expr))
+    nacc = M * N // 64
+    d_units = _units_of(d)
+    c_units = None if isinstance(C, Imm) else _units_of(C)
+    results = []
+    for it in range(nacc):
+        # inverse of the D layout: lane = j + N*(g % nlgN), item = i%4 + 4*(g // nlgN)
+        nlgN = 64 // N
+        j = L & c6(N - 1) if N < 64 else L
+        g = z3.BitVecVal(4 * 0, 6) + (z3.LShR(L, N.bit_length() - 1)) + c6((it // 4) * nlgN)
+        i = g * 4 + c6(it % 4)
+        a_elems = [elem(a_units, eba, k, i + c6(M * (k // KL))) for k in range(K)]
+        b_elems = [elem(b_units, ebb, k, j + c6(N * (k // KL))) for k in range(K)]
+        cv = z3.BitVecVal(imm_bits(C.value, ex["acc"], C.text), 32) if c_units is None \
+            else st.get(c_units[it])
+        results.append(st.B.uf(f"mfma_{spec.name}", cv, *a_elems, *b_elems, ret_bits=32))
+    for u, r in zip(d_units, results):
+        st.set(u, r)
 
 
 def _load_bytes(arr, addr, n):

@@ -158,7 +158,7 @@ def test_symexec_masks_exec_and_stores():
 
 def test_symexec_unsupported_is_clear():
     for t in ("ds_add_u32 v0, v1", "global_atomic_add v[0:1], v2, off", "s_branch .L1",
-              "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], 0"):
+              "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], 0 blgp:1"):
         with pytest.raises(Unsupported) as e:
             symexec([P(t)])
         assert t.split()[0] in str(e.value)
@@ -316,3 +316,57 @@ def test_symexec_buffer_range_check():
     assert _prove_equal(r.regs[("v", 3)], z3.BitVecVal(0, 32), raw + [past])
     (w,) = r.writes
     assert w.size == 4
+
+
+def test_symexec_mfma_as_uninterpreted_function():
+    """MFMA windows: reordering an independent instruction around it is provably
+    equivalent; feeding it different operands is not."""
+    mf = "v_mfma_f32_16x16x16_f16 a[0:3], v[0:1], v[2:3], a[0:3]"
+    add = "v_add_u32_e32 v10, v11, v12"
+    r1 = symexec([P(mf), P(add)])
+    r2 = symexec([P(add), P(mf)])
+    for u in [("a", 0), ("a", 3), ("v", 10)]:
+        assert _prove_equal(r1.regs[u], r2.regs[u])
+    r3 = symexec([P("v_mfma_f32_16x16x16_f16 a[0:3], v[2:3], v[0:1], a[0:3]")])
+    assert not _prove_equal(r1.regs[("a", 0)], r3.regs[("a", 0)])
+    # the element gathering follows the layout: lane 17's D[1][1] (item 1) reads A row 1
+    t = z3.substitute(r1.regs[("a", 1)], (r1.lane, z3.BitVecVal(17, 6)))
+    assert "mfma_v_mfma_f32_16x16x16_f16" in str(t)
+
+
+@pytest.mark.parametrize("inst,nacc", [
+    ("v_mfma_f32_16x16x16_f16 v[8:11], v[0:1], v[2:3], v[4:7]", 4),
+    ("v_mfma_f32_32x32x8_f16 v[8:23], v[0:1], v[2:3], v[24:39]", 16)])
+def test_symexec_mfma_gathers_the_emulators_operands(inst, nacc):
+    """Evaluate the arguments of the symbolic MFMA application on concrete lane values and
+    recompute C + sum(A*B) in numpy: equals the emulator's result (layout agreement)."""
+    rng = np.random.default_rng(11)
+    r = symexec([P(inst)])
+    s = _snippet_class()([inst])
+    vinit = {}
+    for reg in (0, 1, 2, 3):
+        vinit[reg] = rng.uniform(-1, 1, 128).astype(np.float16).view(np.uint32)
+    cbase = 4 if nacc == 4 else 24
+    for q in range(nacc):
+        vinit[cbase + q] = rng.uniform(-1, 1, 64).astype(np.float32).view(np.uint32)
+    for reg, vals in vinit.items():
+        s.w.v[reg] = vals
+    s.run()
+    sol = z3.Solver()
+    for reg, vals in vinit.items():
+        arr = z3.Array(f"v{reg}", z3.BitVecSort(6), z3.BitVecSort(32))
+        for i in range(64):
+            sol.add(z3.Select(arr, i) == int(vals[i]))
+    assert sol.check() == z3.sat
+    m = sol.model()
+    for item in (0, 1, nacc - 1):
+        for lane in (0, 5, 17, 40, 63):
+            app = z3.substitute(r.regs[("v", 8 + item)], (r.lane, z3.BitVecVal(lane, 6)))
+            args = [m.eval(a, model_completion=True).as_long() for a in app.children()]
+            c = np.array([args[0]], np.uint32).view(np.float32)[0]
+            K = (len(args) - 1) // 2
+            a = np.array(args[1:1 + K], np.uint16).view(np.float16).astype(np.float64)
+            b = np.array(args[1 + K:], np.uint16).view(np.float16).astype(np.float64)
+            want = np.float32(np.float64(c) + a @ b)
+            got = s.w.v[8 + item, lane].view(np.float32)
+            assert got == want, (item, lane, got, want)
