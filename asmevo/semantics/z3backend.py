@@ -1011,8 +1011,8 @@ def _mfma(st, inst, spec):
     for it in range(nacc):
         # inverse of the D layout: lane = j + N*(g % nlgN), item = i%4 + 4*(g // nlgN)
         nlgN = 64 // N
-        j = L & c6(N - 1) if N < 64 else L
-        g = z3.BitVecVal(4 * 0, 6) + (z3.LShR(L, N.bit_length() - 1)) + c6((it // 4) * nlgN)
+        j = L & c6(N - 1)
+        g = z3.LShR(L, c6(N.bit_length() - 1)) + c6((it // 4) * nlgN)   # lane // N + ...
         i = g * 4 + c6(it % 4)
         a_elems = [elem(a_units, eba, k, i + c6(M * (k // KL))) for k in range(K)]
         b_elems = [elem(b_units, ebb, k, j + c6(N * (k // KL))) for k in range(K)]
