@@ -5,7 +5,9 @@ inputs from the harness, and trials that favour edge values: 0, -1, integer
 min/max, NaN, +-inf, denormals, -0.0).  After each trial every buffer the kernel
 may write (harness role ``out``/``inout``) is compared bit for bit -- NaNs
 compare equal only with the same payload -- or, with a tolerance, as floats
-(``|c - o| <= atol + rtol * |o|``, NaN matching NaN).  Buffers with role
+(``|c - o| <= atol + rtol * |o|``, NaN matching NaN).  On edge trials
+LDS starts filled with a seeded pattern rather than zeros (hardware LDS is
+undefined at launch).  Buffers with role
 ``in`` must end as the original leaves them (else ``rejected-stray-write``),
 and so must any memory outside the buffers the emulator can report.
 
@@ -16,6 +18,7 @@ where the original did not, the verdict is ``rejected-emulation-fault``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from dataclasses import dataclass
@@ -174,7 +177,41 @@ def trial_inputs(harness: dict, trial: int, seed: int) -> tuple[dict, str]:
     return inputs, kind
 
 
-def _run(module: Module, kernel: str, harness: dict, inputs: dict, limit: int | None):
+@contextlib.contextmanager
+def _lds_fill(seed: int | None):
+    """Fill every workgroup's LDS with a seeded byte pattern instead of zeros while
+    running (hardware LDS starts undefined; the emulator zero-fills it, which hides a
+    candidate that skips initialising LDS).  Both modules of a trial get the same
+    pattern.  This wraps :class:`asmevo.emu.memory.LocalMemory` construction for the
+    duration of the run; it does nothing if that class does not look as expected.
+    ``seed=None``: no fill."""
+    if seed is None:
+        yield
+        return
+    from ..emu import memory as emem
+    cls = getattr(emem, "LocalMemory", None)
+    orig_init = getattr(cls, "__init__", None)
+    if cls is None or orig_init is None:
+        yield
+        return
+    fill = np.random.default_rng([seed, 0x1D5]).integers(0, 256, 1 << 16, dtype=np.uint8)
+
+    def init(self, size, space, *a, **kw):
+        orig_init(self, size, space, *a, **kw)
+        store = getattr(self, "_store", None)
+        if isinstance(store, np.ndarray) and store.dtype == np.uint8:
+            n = min(store.size, fill.size)
+            store[:n] = fill[:n]
+
+    cls.__init__ = init
+    try:
+        yield
+    finally:
+        cls.__init__ = orig_init
+
+
+def _run(module: Module, kernel: str, harness: dict, inputs: dict, limit: int | None,
+         lds_seed: int | None = None):
     from ..emu.harness import make_launch
     launch = make_launch(harness, {k: (v.copy() if isinstance(v, np.ndarray) else v)
                                    for k, v in inputs.items()})
@@ -182,7 +219,8 @@ def _run(module: Module, kernel: str, harness: dict, inputs: dict, limit: int | 
         launch.max_instructions_per_wave = limit
     from ..emu import run_kernel
     try:
-        return run_kernel(module, kernel, launch)
+        with _lds_fill(lds_seed):
+            return run_kernel(module, kernel, launch)
     except AsmevoError:
         raise
     except Exception as e:  # noqa: BLE001 - an emulator bug must not decide a verdict
@@ -214,6 +252,7 @@ def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None 
     ran = 0
     for t in range(trials):
         inputs, kind = trial_inputs(harness, t, seed)
+        lds_seed = None if kind == "random" else seed + t
         key = (id(orig), id(harness), kernel, t, seed)
         try:
             if cache is not None and key in cache:
@@ -222,7 +261,7 @@ def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None 
                     raise ro
             else:
                 try:
-                    ro = _run(orig, kernel, harness, inputs, None)
+                    ro = _run(orig, kernel, harness, inputs, None, lds_seed)
                 except AsmevoError as e:
                     if cache is not None:
                         cache[key] = e
@@ -243,7 +282,7 @@ def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None 
             continue
         limit = 4 * max(ro.instructions, 1) + 100_000
         try:
-            rc = _run(cand, kernel, harness, inputs, limit)
+            rc = _run(cand, kernel, harness, inputs, limit, lds_seed)
         except AsmevoError as e:
             c = _classify(e)
             data = {"trial": t, "trial_kind": kind, "error": str(e)}

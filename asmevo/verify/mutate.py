@@ -431,7 +431,7 @@ def _peephole_candidates(inst: Instruction) -> list[Instruction]:  # noqa: C901
     if op == "v_mov_b32_e32" and n == 2 and _imm_is(ops[1], 0):
         out.append(Instruction("v_bfrev_b32_e32", [ops[0], Imm(0)]))
     if op == "s_mov_b32" and n == 2 and isinstance(ops[1], Reg):
-        out.append(Instruction("s_cselect_b32", [ops[0], ops[1], ops[1]]))
+        out.append(Instruction("s_mov_b32", [ops[0], ops[1]]))  # re-encoded (drops the raw bytes)
     if op in ("v_add_u32_e32", "v_xor_b32_e32", "v_or_b32_e32", "v_and_b32_e32") and n == 3:
         out.append(Instruction(op.replace("_e32", "_e64"), [ops[0], ops[2], ops[1]]))
     if op == "v_lshlrev_b32_e32" and n == 3 and isinstance(base_of(ops[1]), Imm) \

@@ -361,6 +361,31 @@ def budget_problems(cand_mod: Module, cand: KernelFacts, orig_mod: Module | None
     return out
 
 
+def undefined_reads(cand_mod: Module, cand: KernelFacts, orig_mod: Module | None,
+                    orig: KernelFacts | None) -> list[Evidence]:
+    """Registers the candidate may read before writing them that the kernel ABI does not
+    initialise at entry, and that the original does not read undefined
+    (:attr:`asmevo.analysis.liveness.Liveness.undefined_at_entry`).  The emulator
+    zero-fills such registers, so differential testing cannot see these reads; they
+    break the entry conditions (``rejected-abi``)."""
+    from ..analysis import AnalysisManager
+    from ..analysis.liveness import Liveness
+    try:
+        cu = set(Liveness(cand.kernel, AnalysisManager(cand_mod)).undefined_at_entry)
+        ou = set(Liveness(orig.kernel, AnalysisManager(orig_mod)).undefined_at_entry) \
+            if orig is not None else set()
+    except Exception:  # noqa: BLE001 - no liveness: nothing to add (not a required check)
+        return []
+    new = sorted(cu - ou, key=lambda u: (len(u), u[0], u[1] if len(u) > 1 else 0))
+    if not new:
+        return []
+    names = ", ".join(f"{u[0]}{u[1]}" if len(u) == 2 else u[0] for u in new[:8])
+    return [Evidence("static", "undefined-at-entry",
+                     f"{cand.name}: may read {names} before writing it; the kernel ABI does not "
+                     "initialise it and the original does not read it",
+                     {"kernel": cand.name, "registers": [list(u) for u in new]})]
+
+
 # --- waitcnt / hazards from asmevo.analysis ----------------------------------
 
 class AnalysisUnavailable(Exception):
@@ -524,7 +549,7 @@ def check_static(orig: Module | None, cand: Module, *, kernels: list[str] | None
     names = kernels or sorted(cf)
     notes: list[str] = []
     buckets: dict[Status, list[Evidence]] = {s: [] for s in (
-        Status.REJECTED_REGISTER_BOUNDS, Status.REJECTED_DESCRIPTOR_COUNTS,
+        Status.REJECTED_REGISTER_BOUNDS, Status.REJECTED_DESCRIPTOR_COUNTS, Status.REJECTED_ABI,
         Status.REJECTED_WAITCNT, Status.REJECTED_HAZARD)}
     unknown: list[str] = []
     for n in names:
@@ -539,6 +564,7 @@ def check_static(orig: Module | None, cand: Module, *, kernels: list[str] | None
         buckets[Status.REJECTED_DESCRIPTOR_COUNTS] += check_descriptor_counts(f, o)
         for st_, e in budget_problems(cand, f, orig, o):
             buckets[st_].append(e)
+        buckets[Status.REJECTED_ABI] += undefined_reads(cand, f, orig, o)
         notes += allocation_notes(f)
         if memory_order:
             for kind, st in (("waitcnt", Status.REJECTED_WAITCNT), ("hazard", Status.REJECTED_HAZARD)):

@@ -106,3 +106,14 @@ def test_unemulated_instruction_is_unknown(vadd):
              "s_load_dword s3, s[0:1], 0x18\n\ts_getreg_b32 s9, hwreg(HW_REG_HW_ID)")
     v = differential(parse(t), parse(c), h, trials=1)
     assert v.status is Status.UNKNOWN_UNSUPPORTED
+
+
+def test_skipped_lds_initialisation_is_caught(corpus_dir):
+    """Jumping over the LDS zero-initialisation is invisible with zero-filled LDS; edge
+    trials start LDS with a pattern (hardware LDS is undefined at launch)."""
+    h = load_harness(str(corpus_dir / "manifest.json"), "histogram_atomic")
+    t = (corpus_dir / "histogram_atomic.s").read_text()
+    c = sub1(t, r"s_cbranch_execz \.LBB0_2", "s_cbranch_execnz .LBB0_2")
+    assert differential(parse(t), parse(t), h, trials=2).accepted
+    v = differential(parse(t), parse(c), h, trials=2)
+    assert v.status is Status.REJECTED_OUTPUT_MISMATCH and v.evidence[0].data["trial"] == 1

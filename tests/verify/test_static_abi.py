@@ -201,3 +201,11 @@ def test_every_corpus_code_object_passes_against_itself(corpus_dir):
             if not v.accepted:
                 bad.append(f"{p.name}: {v.message}")
     assert bad == []
+
+
+def test_new_read_of_an_uninitialised_register(vadd):
+    # v6 is read before any write and not initialised by the ABI: the emulator would read 0.
+    cand = sub1(vadd, r"s_load_dword s3, s\[0:1\], 0x18", "v_mov_b32_e32 v7, v6\n\ts_load_dword s3, s[0:1], 0x18")
+    v = st(vadd, cand)
+    assert v.status is Status.REJECTED_ABI and v.evidence[0].kind == "undefined-at-entry"
+    assert v.evidence[0].data["registers"] == [["v", 6]]
