@@ -28,7 +28,7 @@ from ..semantics.lanes import swizzle_map as _swizzle_map
 from ..semantics.registry import lookup, width
 from .memory import EmuError, MemoryFault
 from .state import (EXEC, LANES, M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, SPECIAL_SGPR,
-                    TTMP_BASE, VCC)
+                    TTMP_BASE, VCC, lane_mask)
 
 U32, U64, U16, U8 = np.uint32, np.uint64, np.uint16, np.uint8
 BARRIER, ENDPGM = -1, -2
@@ -91,7 +91,7 @@ def reader(op, ty: str, *, hi16: bool = False, vector_ok: bool = True):
         i = _sgpr_index(b)
         if i is None:
             raise CompileError(f"lane-mask operand {b} must be an SGPR pair or VCC")
-        return lambda wv: np.unpackbits(wv.s[i:i + 2].view(np.uint8), bitorder="little").view(bool)
+        return lambda wv: lane_mask(wv.s.item(i) | (wv.s.item(i + 1) << 32))
     r = _raw_reader(b, ty, w, hi16, vector_ok)
     if isinstance(op, Src) and (op.neg or op.abs) and ty[0] == "f":
         sign = _DT[w](_SIGN[w])

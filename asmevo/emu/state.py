@@ -39,6 +39,18 @@ LANES = np.arange(64)
 _MASKS: dict = {}   # EXEC value -> read-only bool (64,) mask (masks repeat a lot)
 
 
+def lane_mask(value: int) -> np.ndarray:
+    """A 64-bit lane mask as a read-only bool (64,) array (cached: masks repeat a lot)."""
+    m = _MASKS.get(value)
+    if m is None:
+        m = np.unpackbits(np.frombuffer(value.to_bytes(8, "little"), np.uint8),
+                          bitorder="little").view(bool)
+        m.setflags(write=False)
+        if len(_MASKS) < 4096:
+            _MASKS[value] = m
+    return m
+
+
 class Workgroup:
     """Shared state of one workgroup: its LDS and its id."""
 
@@ -75,15 +87,8 @@ class Wave:
 
     def sync_exec(self) -> None:
         """Recompute the cached EXEC mask after a write of s[126:127]."""
-        e = int(self.s[EXEC]) | (int(self.s[EXEC + 1]) << 32)
-        m = _MASKS.get(e)
-        if m is None:
-            m = np.unpackbits(np.frombuffer(e.to_bytes(8, "little"), np.uint8),
-                              bitorder="little").view(bool)
-            m.setflags(write=False)
-            if len(_MASKS) < 4096:
-                _MASKS[e] = m
-        self.exec_mask = m
+        e = self.s.item(EXEC) | (self.s.item(EXEC + 1) << 32)
+        self.exec_mask = lane_mask(e)
         self.exec_all = e == 0xFFFFFFFFFFFFFFFF
         self.exec_any = e != 0
 
