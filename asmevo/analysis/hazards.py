@@ -513,7 +513,13 @@ class HazardAnalysis(Analysis):
                 return 18 if mem else 11
             return pf.passes + 3 if pf.xdl else pf.passes + 2
         need(23, vec_uses, "mdst", reqf=req23)
-        srcc = frozenset(reg_units(inst.operands[3])) if len(inst.operands) > 3 else frozenset()
+        # SrcC of a DOT: src2, or the tied destination of v_dot2c/v_dot4c/v_dot8c
+        if len(inst.operands) > 3:
+            srcc = frozenset(reg_units(inst.operands[3]))
+        elif cf.dot and inst.operands:
+            srcc = frozenset(reg_units(inst.operands[0]))
+        else:
+            srcc = frozenset()
         if cf.valu:
             # the same DOT opcode reading the register as SrcC (accumulation) needs no wait
             need(26, vec_uses, "dot_defs", reqf=lambda pre, p, hit: 0 if (
