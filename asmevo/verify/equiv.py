@@ -603,8 +603,13 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
             real = [u for u in r.differing if u.startswith("write#") or u == "memory-writes"
                     or (after is not None and u in after)]
             if real:
+                ce = r.counterexample or {}
+                vals = "; ".join(f"{u}: original {_hex(ce.get('a', {}).get(u))}, candidate "
+                                 f"{_hex(ce.get('b', {}).get(u))}" for u in real[:3] if u in ce.get("a", {}))
+                ins = ", ".join(f"{k}={_hex(v)}" for k, v in list(ce.get("inputs", {}).items())[:12])
                 ev.append(Evidence("z3", "counterexample",
-                                   f"{n} block {where['block']}: window differs in {', '.join(real)}",
+                                   f"{n} block {where['block']}: window differs in {', '.join(real)}"
+                                   + (f" ({vals}; inputs {ins})" if vals else ""),
                                    {**where, "counterexample": r.counterexample, "reason": r.reason}))
             else:
                 unknown.append(("unsupported", f"{n} block {where['block']}: windows differ only in "

@@ -59,3 +59,26 @@ def test_equiv_bad_live_out(tmp_path):
     a = tmp_path / "a.s"
     a.write_text("v_add_u32_e32 v0, v1, v2\n")
     assert main(["equiv", str(a), str(a), "--live-out", "x9"]) == 2
+
+
+def test_verify_code_objects_end_to_end(corpus_dir, tmp_path, llvm_mc, capsys):
+    """Original .co against candidates rebuilt with llvm-mc + ld.lld from edited text."""
+    from asmevo.backend.assemble import assemble
+    text = (corpus_dir / "vadd_f32.s").read_text()
+    orig = str(corpus_dir / "vadd_f32.co")
+    h = str(corpus_dir / "manifest.json")
+    cases = {
+        "same": (text, 0, "accepted"),
+        "swap": (text.replace("v_lshl_add_u64 v[4:5], s[4:5], 0, v[0:1]",
+                              "v_lshl_add_u64 v[4:5], v[0:1], 0, s[4:5]"), 0, "accepted"),
+        "sub": (text.replace("v_add_f32_e32 v2, v6, v7", "v_sub_f32_e32 v2, v6, v7"), 1,
+                "rejected-counterexample"),
+    }
+    for name, (t, rc, status) in cases.items():
+        p = tmp_path / f"{name}.co"
+        assemble(t, str(p))
+        got = main(["verify", orig, str(p), "--harness", h, "--entry", "vadd_f32", "--trials", "3",
+                    "--json"])
+        rec = json.loads(capsys.readouterr().out)
+        assert (got, rec["status"]) == (rc, status), name
+    assert rec["evidence"][0]["data"]["counterexample"]["differs"] == ["v2"]
