@@ -276,6 +276,7 @@ SDST, SS0, SS1 = 40, 8, 24
 
 
 def bits(v, lo):
+    """``v`` shifted to bit ``lo`` of an encoding word."""
     return v << lo
 
 
@@ -345,13 +346,6 @@ class Fmt:
                 out.append(Kind(f"p{j}_{fname}", mk(vals), tr, pf, pk))
         return out
 
-
-VDST, VS0, VS1, VS2 = 40, 8, 24, 96
-SDST, SS0, SS1 = 40, 8, 24
-
-
-def bits(v, lo):
-    return v << lo
 
 
 def _raw_vop(f, k, r):
@@ -578,12 +572,11 @@ def sweep():
         given = len(kind.build(op)) * 4
         rec = recs.get(mn)
         if rec is None:
-            rec = recs[mn] = {"name": mn, "fmt": fmt, "kinds": {}, "mods": set(), "texts": {},
+            rec = recs[mn] = {"name": mn, "fmt": fmt, "kinds": {}, "mods": set(),
                               "cands": []}
         if rec["fmt"] != fmt:
             continue   # same mnemonic from another format (not expected)
         rec["mods"].update(m.split(":")[0] for m in mods)
-        rec["texts"].setdefault(kind.name, text)
         cls = [classify(t) for t in toks]
         rec["kinds"].setdefault(kind.name, (toks, cls, kind, nbytes))
         # score for choosing the decode that names the operands: fewest operands

@@ -172,7 +172,7 @@ def _mem(rec, fam):
 
 def _roles(rec, fam):
     """Assign operand roles in place (record level; modifiers are handled in isa.py)."""
-    name, base, ops = rec["name"], rec["base"], rec["operands"]
+    base, ops = rec["base"], rec["operands"]
     mem = rec.get("mem")
     for i, o in enumerate(ops):
         n = o["name"]
@@ -225,7 +225,7 @@ def apply(table):
     """Add the rule-derived fields to every record of ``table`` (in place)."""
     bases_e32 = {r["base"] for r in table.values() if r["variant"] == "e32"}
     for rec in table.values():
-        name, base, var = rec["name"], rec["base"], rec["variant"]
+        base, var = rec["base"], rec["variant"]
         fam = _family(rec)
         rec["family"] = fam
         rec["vop"] = None
