@@ -486,14 +486,14 @@ def _fma32(a, b, c):
     Fast path: rounding the float64 sum to binary32 can only go wrong (double
     rounding) when the sum lands exactly on a binary32 rounding midpoint or in the
     binary32 subnormal range; otherwise the float64 result rounds correctly."""
-    p = a.astype(np.float64) * b.astype(np.float64)
-    cc = c.astype(np.float64)
-    s = p + cc
+    p = np.multiply(a, b, dtype=np.float64)
+    s = p + c
     sb = s.view(np.uint64)
     risky = ((sb & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | \
         ((sb & np.uint64(0x7FF0000000000000)) < np.uint64(0x3810000000000000))
     if not np.count_nonzero(risky):
         return s.astype(np.float32)
+    cc = c.astype(np.float64)
     t = s - p
     e = (p - (s - t)) + (cc - t)
     fin = np.isfinite(s) & (e != 0) & np.isfinite(e)
