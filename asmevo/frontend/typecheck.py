@@ -102,8 +102,8 @@ _F64_PATTERNS = frozenset({0x3fe0000000000000, 0xbfe0000000000000, 0x3ff00000000
 
 
 def operand_type(base: str, width: int | None) -> str:
-    """Type of a source operand for constant checks: ``"f16"``, ``"i16"``, ``"f32"``,
-    ``"i32"``, ``"f64"`` or ``"i64"``, from the last type token of the mnemonic's base
+    """Type of a source operand for constant checks: ``"f16"``, ``"i16"``, ``"f16x2"``,
+    ``"i16x2"`` (packed halves), ``"f32"``, ``"i32"``, ``"f64"`` or ``"i64"``, from the last type token of the mnemonic's base
     (the source type of ``v_cvt_<dst>_<src>``) and the operand width in dwords."""
     toks = _TYPE_TOKEN.findall(base)
     t = toks[-1] if toks else "b32"
@@ -115,10 +115,13 @@ def operand_type(base: str, width: int | None) -> str:
     packed = base.startswith(("v_mfma", "v_smfmac", "v_pk_"))
     if width and width >= 2 and not packed:
         return "f64" if isfloat else "i64"
+    pair16 = base.startswith(("v_pk_", "v_dot2"))  # two 16-bit halves in one dword
+    if base.startswith("s_"):  # SALU operands are whole dwords (s_pack_ll_b32_b16)
+        return "f32" if isfloat else "i32"
     if t in ("f16", "bf16"):
-        return "f16"
+        return "f16x2" if pair16 else "f16"
     if t in ("b16", "u16", "i16"):
-        return "i16"
+        return "i16x2" if pair16 else "i16"
     return "f32" if isfloat else "i32"
 
 
@@ -128,9 +131,13 @@ def is_inline_for(imm: Imm, typ: str) -> bool:
     +-1, +-2, +-4, 1/(2*pi), and integers equal to those floats' bit patterns)."""
     v = imm.value
     if isinstance(v, float):
-        if typ == "i64" and v not in (0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0):
-            return False  # no 1/(2*pi) for 64-bit integer operands
-        return v in _INLINE_FLOATS
+        if v in (0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0):
+            return True
+        # 1/(2*pi): 64-bit operands need the double's precision (0.15915494309189535),
+        # 32/16-bit operands take the short spelling (0.15915494)
+        tol = 1e-15 if typ in ("f64", "i64") else 1e-7
+        return abs(v - 0.15915494309189535) < tol
+    typ = typ[:3]  # f16x2 -> f16: the inline constant applies to the low half
     bits = 16 if typ in ("f16", "i16") else 64 if typ in ("f64", "i64") else 32
     if not -(1 << (bits - 1)) <= v < (1 << bits):
         return False
@@ -326,8 +333,9 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool,
         return isinstance(b, (Imm, Label, Expr, Func, FuncList))
     if cls == "SADDR":  # an SGPR (pair for global_*) or off
         return b == Special("off") or (isinstance(b, Reg) and b.file in ("s", "ttmp"))
-    if cls == "SMEM_OFFSET":  # immediate offset or SGPR soffset (or m0)
-        return isinstance(b, (Imm, Label, Expr)) or b == Special("m0") or (
+    if cls == "SMEM_OFFSET":  # immediate offset or SGPR soffset (or an SGPR alias)
+        return isinstance(b, (Imm, Label, Expr)) or (
+            isinstance(b, Special) and b.name in _SGPR_SPECIALS) or (
             isinstance(b, Reg) and b.file in ("s", "ttmp"))
     if cls == "special":
         if isinstance(b, Special):
@@ -429,7 +437,9 @@ def _flat_specs(inst: Instruction, specs: list) -> list:
             if scratch:
                 out.append((n, "VGPR_OR_OFF", 1))
             else:
-                saddr_is_reg = any(isinstance(o, Reg) and (sc == "SADDR" or sn == "off")
+                saddr_is_reg = any((isinstance(o, Reg) or (isinstance(o, Special)
+                                                           and o.name != "off"))
+                                   and (sc == "SADDR" or sn == "off")
                                    for o, (sn, sc, _w) in zip(inst.operands, specs))
                 out.append((n, "VGPR", 1 if saddr_is_reg else 2))
         elif c == "SADDR" or (c == "special" and n == "off"):
@@ -439,38 +449,63 @@ def _flat_specs(inst: Instruction, specs: list) -> list:
     return out
 
 
-def _alternatives(info, inst: Instruction, specs: list) -> list[list]:
-    """Operand lists of the other assembly forms of the same mnemonic.
+_MEM_DATA_NAMES = frozenset({"vdst", "vdata", "data", "data0", "data1"})
+
+
+def _normalize(info, inst: Instruction, specs: list, enc: str) -> list:
+    """The table's operand list adjusted to the form this instruction uses (count kept).
 
     The ISA table records one form per mnemonic; LLVM also accepts (AMDGPU
-    ``FLATInstructions.td``, ``SMInstructions.td``, ``BUFInstructions.td``):
-    global_* with an SGPR pair ``saddr`` and a 32-bit VGPR offset, scratch_*
-    with ``off`` for the VGPR address, SMEM with an SGPR ``soffset`` in place
-    of the immediate offset, MUBUF loads with ``lds`` (no vdata), and an
-    omitted optional immediate.
+    ``FLATInstructions.td``, ``SMInstructions.td``, ``BUFInstructions.td``,
+    ``VOP3Instructions.td``): global_* with an SGPR-pair ``saddr`` and a 32-bit VGPR
+    offset; scratch_* with ``off`` for the VGPR address; MUBUF/MTBUF ``vaddr`` = ``off``
+    without offen/idxen and a VGPR pair with both; AGPR data for vector memory on
+    gfx90a+; SMEM with an SGPR ``soffset``; v_readlane/v_writelane lane selects that are
+    constants or M0.
     """
-    enc = (_field(info, "enc", "") or _field(info, "family", "") or "").upper()
     op = inst.opcode
-    alts = [specs]
+    out = list(specs)
     if op.startswith(("global_", "scratch_")):
-        alts.append(_flat_specs(inst, specs))
+        out = _flat_specs(inst, out)
+    if enc in ("MUBUF", "MTBUF") or op.startswith(("buffer_", "tbuffer_")):
+        idx, ofs = inst.has_mod("idxen"), inst.has_mod("offen")
+        out = [(n, ("VGPR" if idx or ofs else "OFF"), (2 if idx and ofs else 1))
+               if n == "vaddr" else (n, c, w) for n, c, w in out]
+    if enc in _MEM_FAMILIES or op.startswith(("buffer_", "tbuffer_", "global_", "scratch_",
+                                              "flat_", "ds_")):
+        out = [(n, "AV", w) if c == "VGPR" and n in _MEM_DATA_NAMES else (n, c, w)
+               for n, c, w in out]
     if enc == "SMEM" or op.startswith(("s_load", "s_store", "s_buffer", "s_atomic",
                                        "s_scratch")):
-        alts.append([(n, "SOFFSET", w) if c == "IMM" else (n, c, w) for n, c, w in specs])
-    if (enc in ("MUBUF", "MTBUF") or op.startswith("buffer_")) and inst.has_mod("lds") \
-            and specs and specs[0][0] in ("vdata", "vdst"):
-        alts.append(specs[1:])
-    if op in _OPTIONAL_LAST_IMM and specs and specs[-1][1] == "IMM":
-        alts.append(specs[:-1])
+        out = [(n, "SOFFSET", w) if c == "IMM" else (n, c, w) for n, c, w in out]
     if op in _LANE_OPS:
-        alts.append([(n, "SCSRC", w) if c == "SGPR" and w == 1 and i > 0 else (n, c, w)
-                     for i, (n, c, w) in enumerate(specs)])
-    if (enc == "SMEM" or op.startswith(("s_load", "s_buffer_load"))) and specs \
-            and specs[-1][1] in ("IMM", "SMEM_OFFSET"):
-        alts.append(specs[:-1])  # the offset may be omitted (0)
-    if op.endswith("_e32") and any(c == "special" and n.startswith("vcc") for n, c, w in specs):
+        out = [(n, "SCSRC", w) if c == "SGPR" and w == 1 and i > 0 else (n, c, w)
+               for i, (n, c, w) in enumerate(out)]
+    if op.startswith("v_cmp") and op.endswith("_sdwa") and out and out[0][1] == "special":
+        out[0] = ("sdst", "SGPR", 2)  # GFX9 SDWA VOPC writes any SGPR pair (sdst field)
+    return out
+
+
+def _alternatives(info, inst: Instruction, specs: list) -> list[list]:
+    """Operand lists this instruction may match: the normalised table form first (see
+    :func:`_normalize`), then forms with fewer operands: MUBUF loads with ``lds`` (no
+    vdata), an omitted optional immediate (``s_endpgm``, SMEM offset 0), VOP2/VOPC
+    ``_e32`` without the implicit ``vcc`` operands."""
+    enc = (_field(info, "enc", "") or _field(info, "family", "") or "").upper()
+    op = inst.opcode
+    norm = _normalize(info, inst, specs, enc)
+    alts = [norm]
+    if (enc in ("MUBUF", "MTBUF") or op.startswith("buffer_")) and inst.has_mod("lds") \
+            and norm and norm[0][0] in ("vdata", "vdst"):
+        alts.append(norm[1:])
+    if op in _OPTIONAL_LAST_IMM and norm and norm[-1][1] == "IMM":
+        alts.append(norm[:-1])
+    if (enc == "SMEM" or op.startswith(("s_load", "s_buffer_load"))) and norm \
+            and norm[-1][1] in ("IMM", "SMEM_OFFSET", "SOFFSET"):
+        alts.append(norm[:-1])  # the offset may be omitted (0)
+    if op.endswith("_e32") and any(c == "special" and n.startswith("vcc") for n, c, w in norm):
         # llvm-mc accepts VOP2/VOPC e32 forms without the implicit vcc operands
-        alts.append([(n, c, w) for n, c, w in specs
+        alts.append([(n, c, w) for n, c, w in norm
                      if not (c == "special" and n.startswith("vcc"))])
     return alts
 
@@ -589,11 +624,13 @@ def _find_problem(inst: Instruction) -> tuple[str, int | str | None] | None:
     specs = _specs(info, inst)
     alts = _alternatives(info, inst, specs)
     base = _field(info, "base", None) or inst.opcode
-    if len(alts) > 1:
-        for alt in alts[1:]:
-            if _first_problem(inst, alt, base) is None:
-                return None
-    return _first_problem(inst, specs, base)
+    first = _first_problem(inst, alts[0], base)
+    if first is None:
+        return None
+    for alt in alts[1:]:
+        if _first_problem(inst, alt, base) is None:
+            return None
+    return first
 
 
 def _first_problem(inst: Instruction, specs: list, base: str = "") -> tuple[str, int | None] | None:
@@ -605,6 +642,11 @@ def _first_problem(inst: Instruction, specs: list, base: str = "") -> tuple[str,
                 f"({names}), got {len(inst.operands)}", k)
     mfma = inst.opcode.startswith(("v_mfma", "v_smfmac"))
     for k, (op, (name, cls, width)) in enumerate(zip(inst.operands, specs)):
+        if cls == "OFF":
+            if base_is(op, Special("off")):
+                continue
+            return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op}; expected off "
+                    f"(no offen/idxen)", k)
         if cls in ("VGPR_OR_OFF", "SGPR_OR_OFF"):
             b = op.base if isinstance(op, Src) else op
             if b == Special("off"):
@@ -612,8 +654,9 @@ def _first_problem(inst: Instruction, specs: list, base: str = "") -> tuple[str,
             cls = "VGPR" if cls == "VGPR_OR_OFF" else "SGPR"
         elif cls == "SOFFSET":  # SMEM offset: immediate or SGPR soffset
             b = op.base if isinstance(op, Src) else op
-            if isinstance(b, (Imm, Label, Expr)) or (isinstance(b, Reg) and b.file == "s"
-                                                      and b.count == 1) or b == Special("m0"):
+            if isinstance(b, (Imm, Label, Expr)) or (isinstance(b, Reg) and b.file in ("s", "ttmp")
+                                                      and b.count == 1) or (
+                    isinstance(b, Special) and b.name in _SGPR_SPECIALS):
                 continue
             cls = "SSRC"
         if cls == "IMM" and inst.opcode == "s_setreg_imm32_b32":
@@ -655,7 +698,8 @@ def _src_modifier_problem(inst: Instruction, specs: list) -> tuple[str, int] | N
             elif (o.neg or o.abs) and isint and not op.startswith("v_cndmask") \
                     and not (o.neg and o.style == "bar" and not o.abs):
                 where = "floating-point operations (neg/abs)"
-            elif o.sext and (not isint or not op.endswith(("_e32", "_e64", "_sdwa"))):
+            elif o.sext and not op.endswith("_sdwa") and (
+                    not isint or not op.endswith(("_e32", "_e64"))):
                 where = "integer VOP1/VOP2/VOPC sources (sext)"
             else:
                 continue
@@ -667,8 +711,10 @@ def _src_modifier_problem(inst: Instruction, specs: list) -> tuple[str, int] | N
             where = "vector source operands"
         elif op.startswith("v_pk_") and (o.neg or o.abs):
             where = "non-packed operations (packed math uses neg_lo/neg_hi)"
-        elif o.sext and not op.endswith("_sdwa"):
-            where = "SDWA sources (sext)"
+        elif o.sext and not (op.endswith("_sdwa") or (op.endswith("_dpp")
+                                                       and op.startswith("v_ldexp"))):
+            # llvm-mc takes sext() in DPP only for v_ldexp's integer exponent operand
+            where = "SDWA and DPP sources (sext)"
         elif (o.neg or o.abs) and not op.endswith("_sdwa") and _INT_TYPES.search(op) \
                 and not _FLOAT_TYPES.search(op) and not op.startswith("v_cndmask"):
             where = "floating-point operations (neg/abs)"

@@ -5,8 +5,8 @@ prefixes), ``llvm-mc --disassemble -show-encoding`` gives instruction text and
 the bytes it used.  Words whose LLVM text re-encodes to the same bytes
 (canonical encodings) must survive asmevo: parse the text, print it, and
 llvm-mc must encode the printed text to the original bytes; the printed text
-must also parse back to the same Instruction.  One llvm-mc call per step per
-batch keeps it fast.
+must also parse back to the same Instruction, and the type checker must accept
+it.  One llvm-mc call per step per batch keeps it fast.
 """
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ from asmevo.llvm import MCPU, TRIPLE
 
 # (prefix value, prefix bit count, mask of the remaining dword-0 bits left random) of gfx9
 # encodings (CDNA3 ISA guide, "Microcode formats").  The memory formats keep their
-# high reserved/acc bits clear, else almost every random word is an invalid encoding.
+# high reserved/acc bits clear, else almost every random word is an invalid encoding;
+# an optional 4th element forces bits (src0 = 0xFA/0xF9 selects the DPP/SDWA forms).
+# SDWA dword 1: keep the dst/src0/src1 select fields at BYTE_0..WORD_1-range values (<= 3)
+# and omod clear, else the word is invalid.
+_SDWA1 = ~((1 << 10) | (1 << 18) | (1 << 26) | (3 << 14))
+
 PREFIXES = [
     (0b10, 2, ~0),              # SOP2
     (0b1011, 4, ~0),            # SOPK
@@ -40,6 +45,11 @@ PREFIXES = [
     (0b110111, 6, 0x01FFFFFF),  # FLAT / GLOBAL / SCRATCH
     (0b111000, 6, 0x01FFFFFF),  # MUBUF
     (0b111010, 6, 0x01FFFFFF),  # MTBUF
+    (0b0, 1, ~0x1FF, 0xFA),           # VOP2 DPP (src0 = 250)
+    (0b0, 1, ~0x1FF, 0xF9, _SDWA1),           # VOP2 SDWA (src0 = 249)
+    (0b0111111, 7, ~0x1FF, 0xFA),             # VOP1 DPP
+    (0b0111111, 7, ~0x1FF, 0xF9, _SDWA1),     # VOP1 SDWA
+    (0b0111110, 7, ~0x1FF, 0xF9, _SDWA1),     # VOPC SDWA
 ]
 
 _ENC = re.compile(r"^\s*(.*?)\s*; encoding: \[([^\]]*)\]")
@@ -82,10 +92,12 @@ def decode(chunks: list[int]) -> list[tuple[str, bytes]]:
     return out
 
 
-def _chunk(prefix: tuple[int, int, int], low: int, hi: int) -> int:
-    val, bits, mask = prefix
-    w0 = (val << (32 - bits)) | (low & mask & ((1 << (32 - bits)) - 1))
-    return w0 | (hi << 32)
+def _chunk(prefix: tuple, low: int, hi: int) -> int:
+    val, bits, mask = prefix[:3]
+    fixed = prefix[3] if len(prefix) > 3 else 0
+    hi_mask = prefix[4] if len(prefix) > 4 else ~0
+    w0 = (val << (32 - bits)) | (low & mask & ((1 << (32 - bits)) - 1)) | fixed
+    return w0 | ((hi & hi_mask & 0xFFFFFFFF) << 32)
 
 
 chunk = st.builds(_chunk, st.sampled_from(PREFIXES), st.integers(0, 2**32 - 1),
@@ -111,3 +123,17 @@ def test_random_words_round_trip(chunks):
     ours = encode_each(printed)
     for (text, want), p, got in zip(cases, printed, ours):
         assert got == want, f"{text!r} printed as {p!r} encodes to {got!r}, want {want.hex()}"
+    # every canonical decoded instruction is valid, so the type checker must accept it
+    try:
+        import asmevo.isa  # noqa: F401
+    except ImportError:
+        return
+    from asmevo.errors import AsmSyntaxError
+    from asmevo.frontend.typecheck import check_instruction
+    false_errors = []
+    for text, _ in cases:
+        try:
+            check_instruction(parse_instruction(text))
+        except AsmSyntaxError as e:
+            false_errors.append(e.message)
+    assert not false_errors, false_errors[:5]

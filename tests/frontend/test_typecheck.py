@@ -72,7 +72,7 @@ def isa_table():
     ("v_and_b32_e32 v0, -0xffff0000, v1", 20, "does not fit in 32 bits"),
     ("v_add_u32_e64 v0, -v1, v2", 20, "applies to floating-point operations"),
     ("v_add_f32_e32 v0, -v1, v2", 20, "not _e32"),
-    ("v_add_f32_e64 v0, sext(v1), v2", 20, "SDWA sources (sext)"),
+    ("v_add_f32_e64 v0, sext(v1), v2", 20, "SDWA and DPP sources (sext)"),
     ("v_pk_add_f32 v[0:1], -v[2:3], v[4:5]", 23, "packed math uses neg_lo/neg_hi"),
     ("s_mov_b32 s0, -s1", 16, "applies to VALU instructions"),
 ])
