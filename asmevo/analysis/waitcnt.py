@@ -23,7 +23,9 @@ CDNA3 ISA guide "Data dependency resolution"):
 * a read **or overwrite** of a register whose producing access may still be in
   flight needs a wait, except a VMEM (non-FLAT) load overwriting the result of
   an older VMEM load (VMEM writes VGPRs in order, ``hasVmemWriteVgprInOrder``);
-* kernel exit (``s_endpgm``) reads nothing: stores need no wait.
+* kernel exit (``s_endpgm``) reads nothing: stores need no wait;
+* a call (``s_swappc_b64``, ``s_call_b64``) returns with every counter at zero (the callee
+  waits before returning, ``callWaitsOnFunctionReturn``); its own operands are checked.
 
 The analysis is a forward dataflow over the CFG to a fixpoint: per counter,
 each pending register unit carries its distance (number of younger events
@@ -46,6 +48,9 @@ NAMES = ("vmcnt", "lgkmcnt", "expcnt")
 #: largest encodable count per counter on gfx942 (s_waitcnt simm16 field widths)
 MAX = (63, 15, 7)
 LDS_DMA = ("lds_dma",)
+#: calls: LLVM's callees wait for every counter before returning (SIInsertWaitcnts
+#: ``callWaitsOnFunctionReturn``), so nothing is pending after one
+CALLS = ("s_swappc_b64", "s_call_b64")
 #: pseudo unit: the youngest pending memory write (store, atomic, cache write-back) on a counter
 MEM_WRITE = ("mem_write",)
 
@@ -372,6 +377,10 @@ class WaitcntAnalysis(Analysis):
                     need = d if need is None else min(need, d)
                 if need is not None:  # continue as if the missing wait were there
                     st.wait(c, need)
+            if inst.opcode in CALLS:  # the callee waits for everything before returning
+                for c in range(3):
+                    st.wait(c, 0)
+                continue
             if ev.counters:
                 for c, k in zip(ev.counters, ev.kinds):
                     st.ub[c] += 1
@@ -484,6 +493,12 @@ class WaitcntAnalysis(Analysis):
                     continue
                 fx, ev = self._facts[bi][j]
                 touched, waw_ok = self._touch[bi][j]
+                if inst.opcode in CALLS:
+                    for u in touched:
+                        if u in alive:
+                            demanded.add(u)
+                    alive = {}
+                    break
                 if self.memory_order and is_order_point(inst, fx):
                     demanded |= set(alive)
                     alive = {}

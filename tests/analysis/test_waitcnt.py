@@ -256,3 +256,25 @@ def test_waitcnt_simm16_matches_llvm_mc(llvm_mc, text):
     from_imm = parse_waitcnt(parse_instruction(f"s_waitcnt {simm}"))
     assert from_text == from_imm
     assert parse_waitcnt(parse_instruction("s_waitcnt " + format_waitcnt(from_text))) == from_text
+
+
+def test_call_returns_with_counters_at_zero(kern):
+    v, _, _ = viol(kern, """
+        k:
+            s_load_dwordx2 s[8:9], s[0:1], 0x0
+            global_load_dword v1, v[2:3], off
+            s_getpc_b64 s[4:5]
+            s_swappc_b64 s[30:31], s[4:5]
+            s_add_u32 s10, s8, 1
+            v_mov_b32_e32 v5, v1
+            s_endpgm
+    """)
+    assert v == []
+    # the call's own operands must be ready
+    bad, _, _ = viol(kern, """
+        k:
+            s_load_dwordx2 s[4:5], s[0:1], 0x0
+            s_swappc_b64 s[30:31], s[4:5]
+            s_endpgm
+    """)
+    assert bad == [("s_swappc_b64", ("s", 4), "lgkmcnt", 0), ("s_swappc_b64", ("s", 5), "lgkmcnt", 0)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from asmevo.analysis._isa import facts
 from asmevo.analysis.cfg import CFG, EXIT
-from asmevo.analysis.waitcnt import LGKM, MAX, VM, WaitcntAnalysis, event_of, parse_waitcnt
+from asmevo.analysis.waitcnt import CALLS, LGKM, MAX, VM, WaitcntAnalysis, event_of, parse_waitcnt
 
 
 class TooManyPaths(Exception):
@@ -54,6 +54,12 @@ def has_dependence(kernel, am, max_steps: int = 200_000) -> bool:
                         qs[c] = []
                     elif not _ooo(c, qs[c]) and len(qs[c]) > n:
                         qs[c] = qs[c][len(qs[c]) - n:]
+                continue
+            if inst.opcode in CALLS:
+                touched, _ = touch(inst, facts(inst))
+                if any(u in e[1] for c in (VM, LGKM) for e in qs[c] for u in touched):
+                    return True
+                qs = [[], []]
                 continue
             touched, waw_ok = touch(inst, facts(inst))
             for u in touched:
