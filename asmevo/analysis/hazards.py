@@ -582,7 +582,12 @@ class HazardAnalysis(Analysis):
         """Wait states that the run of ``s_nop`` immediately before ``inst`` must provide
         so that every hazard of ``inst`` is covered, given all other instructions (0 if
         none is needed).  A nop-trim pass may shrink that run to this many wait states
-        (``s_nop N`` gives N+1, at most 8 per ``s_nop``), then must recompute."""
+        (``s_nop N`` gives N+1, at most 8 per ``s_nop``) as far as ``inst`` is concerned;
+        the same nops also separate later consumers from their producers, so after a
+        change the pass must recompute (invalidate) and check :attr:`violations`.
+
+        Raises:
+            KeyError: ``inst`` is not in the kernel the analysis was built for."""
         bi, ii = self.cfg.position(inst)
         run = self._nop_run.get(id(inst), 0)
         need = 0

@@ -407,8 +407,11 @@ class WaitcntAnalysis(Analysis):
         reads or overwrites first, or that is still pending at a memory-order point
         (:func:`is_order_point`: ``s_barrier``, stores, atomics, cache operations,
         ``s_sendmsg``) when :attr:`memory_order` is true (the default).  Other waits
-        are kept as they are.  Not modelled: acquire ordering between two loads
-        without an intervening cache invalidate.
+        are kept as they are, so after changing one wait the analysis must be recomputed
+        (two redundant copies of a wait are each "removable" alone).  It never fixes an
+        existing violation: accesses still pending after the wait are not considered.
+        Not modelled: acquire ordering between two loads without an intervening cache
+        invalidate.
 
         Raises:
             KeyError: ``inst`` is not an ``s_waitcnt`` of this kernel or is unreachable.
