@@ -24,7 +24,7 @@ import copy
 import msgpack
 
 from ..errors import AsmevoError
-from ..ir.module import AmdhsaKernel, Directive, Kernel, LabelDef, MetadataBlock, Module
+from ..ir.module import AmdhsaKernel, BasicBlock, Directive, Kernel, LabelDef, MetadataBlock, Module
 from ..ir.operands import reg_units
 from ..ir.printer import print_module
 from .assemble import assemble_bytes
@@ -237,8 +237,44 @@ def sync_metadata(module: Module) -> bool:
     raise AsmevoError("the module has metadata but no .amdgpu_metadata block or .note section to update")
 
 
+_PC_LABEL = ".Lasmevo_pc_"
+
+
+def anchor_pc_labels(module: Module) -> int:
+    """Put each ``.Lasmevo_pc_ADDR`` label (the PC value an ``s_getpc_b64`` returned, used by
+    the symbolic ``sym@rel32@lo+(.+4-.Lasmevo_pc_ADDR)`` operands the disassembler writes)
+    right after its ``s_getpc_b64`` again: the one whose original address is ADDR - 4.  An
+    edit such as ``insert_after(getpc, ...)`` lands before the label (the label opens the next
+    block) and would otherwise shift every such offset.  Returns the number of labels moved.
+    """
+    moved = 0
+    for k in module.kernels:
+        labelled = {b.label: b for b in k.blocks if b.label and b.label.startswith(_PC_LABEL)}
+        for name, blk in labelled.items():
+            try:
+                pc = int(name[len(_PC_LABEL):], 16)
+            except ValueError:
+                continue
+            where = next(((bi, ii) for bi, b in enumerate(k.blocks) for ii, i in enumerate(b.instructions)
+                          if i.opcode == "s_getpc_b64" and i.address == pc - 4), None)
+            if where is None:
+                continue  # the s_getpc_b64 was changed or removed: keep the label where it is
+            bi, ii = where
+            g_blk = k.blocks[bi]
+            nxt = k.blocks[bi + 1] if bi + 1 < len(k.blocks) else None
+            if ii == len(g_blk.instructions) - 1 and nxt is blk and not blk.directives:
+                continue  # already right after the s_getpc_b64
+            blk.label = None  # the old position becomes a plain fall-through block
+            rest = g_blk.instructions[ii + 1:]
+            del g_blk.instructions[ii + 1:]
+            k.blocks.insert(bi + 1, BasicBlock(name, rest))
+            moved += 1
+    return moved
+
+
 def prepare(module: Module, *, recompute_registers: bool = True) -> None:
     """Steps 1 and 2 of :func:`write_code_object` (in place on ``module``)."""
+    anchor_pc_labels(module)
     text_module = module.code_object is None
     if text_module:
         # a pass may have edited Kernel.descriptor: write it into the block first, then grow
@@ -342,10 +378,25 @@ def write_code_object(module: Module, path: str, *, inputs: tuple[str, ...] = ()
     return "assembled"
 
 
+def _symbolic_pc_relative(kernel: Kernel, getpc) -> bool:
+    """Whether every use of ``getpc``'s result in the next two instructions is a symbolic
+    ``@rel32@`` operand (as :mod:`asmevo.frontend.disasm` writes PC-relative data references)."""
+    from ..ir.operands import Expr
+    insts = list(kernel.instructions())
+    for n, i in enumerate(insts):
+        if i is getpc:
+            nxt = insts[n + 1:n + 3]
+            return len(nxt) == 2 and all(
+                any(isinstance(op, Expr) and "@rel32@" in op.text for op in x.operands) for x in nxt)
+    return False
+
+
 def check_pc_relative_layout(module: Module, data: bytes) -> None:
     """Refuse a rebuilt code object in which an ``s_getpc_b64`` moved relative to a data
-    section: the disassembly keeps the resolved PC-relative offsets (``sym@rel32@lo``) as plain
-    literals, so after such a move they point at the wrong bytes.  Both a changed section
+    section while its PC-relative offsets are plain literals (the disassembler turns
+    ``s_getpc_b64`` + ``s_add_u32``/``s_addc_u32`` pairs that point into a data section into
+    symbolic ``sym@rel32@lo`` fixups; any other use keeps resolved literals), since after
+    such a move they point at the wrong bytes.  Both a changed section
     layout and code inserted/removed before the ``s_getpc_b64`` are caught (the rebuilt
     object is listed with llvm-objdump, only when the code has an ``s_getpc_b64``).
 
@@ -373,7 +424,9 @@ def check_pc_relative_layout(module: Module, data: bytes) -> None:
         raise AsmevoError(f"the rebuilt code has {len(new_pcs)} s_getpc_b64, the original "
                           f"{len(orig_pcs)}: cannot check that PC-relative data references still "
                           "hold", file=module.source)
-    for (k, _inst), old_pc, new_pc in zip(old_pcs, orig_pcs, new_pcs):
+    for (k, inst), old_pc, new_pc in zip(old_pcs, orig_pcs, new_pcs):
+        if _symbolic_pc_relative(k, inst):
+            continue  # ld.lld recomputes sym@rel32 fixups for the new layout
         for s in co.sections:
             if not s.alloc or s.name in (".text", ".relro_padding", ".dynamic") \
                     or s.type not in ("SHT_PROGBITS", "SHT_NOBITS"):

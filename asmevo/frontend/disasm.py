@@ -201,6 +201,9 @@ class _Builder:
         self.kd_items: dict[str, list] = {}
         self.deferred_vis: list[Directive] = []
         self.anon = 0
+        self.data_labels: dict[int, str] = {}  # data address -> generated label (PC-relative targets)
+        #: symbolized PC-relative pairs: (add, addc, original operands/raw of both) for undo
+        self.pcrel: list[tuple] = []
 
     # -- .text ----------------------------------------------------------
     def check_listing(self) -> None:
@@ -264,13 +267,17 @@ class _Builder:
                 if tgt in index:
                     targets.add(tgt)
         label_addrs = set(local_names) | targets
+        label_addrs |= self.find_pc_relative(insts, index)
         for a in sorted(label_addrs):
             names = local_names.get(a)
             if names:
                 self.labels[a] = names[0]
                 self.aliases.extend((n, names[0]) for n in names[1:])
+            elif a in self.pc_labels:
+                self.labels[a] = self.pc_labels[a]
             else:
                 self.labels[a] = f".Lasmevo_{a:x}"
+        self.symbolize_pc_relative()
         for inst in insts:
             if is_branch(inst.opcode) and not inst.raw:
                 tgt = branch_target(inst.address, inst.encoding)
@@ -317,6 +324,87 @@ class _Builder:
             self.gap(pos, text_end, insts, index, label_addrs)
         for a, b in self.aliases:
             self.items.append(Directive(".set", f"{a}, {b}"))
+
+    # -- PC-relative data references --------------------------------------
+    def find_pc_relative(self, insts: list[Instruction], index: dict[int, int]) -> set[int]:
+        """Find ``s_getpc_b64 s[N:N+1]; s_add_u32 sN, sN, LO; s_addc_u32 sN+1, sN+1, HI``
+        whose result ``pc + sext64(HI:LO)`` lies in an allocated data section (clang's
+        ``sym@rel32@lo+4`` / ``sym@rel32@hi+12`` after linking).  Returns the addresses that
+        need a label (the PC value, i.e. the instruction after each ``s_getpc_b64``)."""
+        from ..ir.operands import Reg
+        self.pc_labels: dict[int, str] = {}
+        self.pc_pairs: list[tuple[Instruction, Instruction, int, int]] = []
+        kd_ranges = [(k.kd_address, k.kd_address + 64) for k in self.co.kernels]
+        for n, g in enumerate(insts[:-2]):
+            if g.opcode != "s_getpc_b64" or g.raw or not g.operands:
+                continue
+            d = g.operands[0]
+            if not (isinstance(d, Reg) and d.file == "s" and d.count == 2):
+                continue
+            add, addc = insts[n + 1], insts[n + 2]
+            lo = self._pcrel_operand(add, "s_add_u32", d.index)
+            hi = self._pcrel_operand(addc, "s_addc_u32", d.index + 1)
+            if lo is None or hi is None or len(add.encoding) != 8 or len(addc.encoding) != 8:
+                continue  # both must carry a 32-bit literal for a rel32 fixup to fit in place
+            off = (hi << 32) | lo
+            if off >= 1 << 63:
+                off -= 1 << 64
+            pc = g.address + len(g.encoding)
+            target = pc + off
+            sec = self.co.section_at(target)
+            if sec is None or sec.executable or sec.name in _SKIP_SECTIONS \
+                    or sec.type not in ("SHT_PROGBITS", "SHT_NOBITS"):
+                continue
+            if any(a <= target < b for a, b in kd_ranges):
+                continue
+            self.pc_labels[pc] = f".Lasmevo_pc_{pc:x}"
+            self.pc_pairs.append((add, addc, pc, target))
+        return set(self.pc_labels)
+
+    @staticmethod
+    def _pcrel_operand(inst: Instruction, opcode: str, reg: int) -> int | None:
+        """The 32-bit value of ``opcode sREG, sREG, IMM`` (literal or inline constant)."""
+        from ..ir.operands import Reg, Src
+        if inst.opcode != opcode or len(inst.operands) != 3 or inst.encoding is None:
+            return None
+        d, s0, s1 = inst.operands
+        s0 = s0.base if isinstance(s0, Src) else s0
+        for r in (d, s0):
+            if not (isinstance(r, Reg) and r.file == "s" and r.index == reg and r.count == 1):
+                return None
+        if len(inst.encoding) == 8:
+            return int.from_bytes(inst.encoding[4:8], "little")
+        return None
+
+    def symbolize_pc_relative(self) -> None:
+        """Rewrite each pair found by :meth:`find_pc_relative` as
+        ``SYM@rel32@lo+(.+4-.Lasmevo_pc_PC)`` / ``SYM@rel32@hi+(.+4-.Lasmevo_pc_PC)``: the
+        ld.lld fixup (R_AMDGPU_REL32_LO/HI = S + A - P, P the literal's address, 4 bytes
+        into the SOP2 instruction) then gives ``SYM - PC`` wherever the code and data end
+        up.  SYM is a data symbol at the target, else a ``.Lasmevo_data_ADDR`` label that
+        :meth:`build_data` places there."""
+        by_addr: dict[int, str] = {}
+        for sym in self.co.symbols:
+            if sym.section and sym.section != ".text" and sym.name and not sym.name.endswith(".kd") \
+                    and sym.type in ("STT_OBJECT", "STT_NOTYPE") and sym.bind != "STB_WEAK":
+                by_addr.setdefault(sym.value, sym.name)
+        for add, addc, pc, target in self.pc_pairs:
+            name = by_addr.get(target)
+            if name is None:
+                name = self.data_labels.setdefault(target, f".Lasmevo_data_{target:x}")
+            label = self.pc_labels[pc]
+            self.pcrel.append((add, addc, list(add.operands), list(addc.operands), add.raw, addc.raw))
+            add.operands[2] = Expr(f"{name}@rel32@lo+(.+4-{label})")
+            addc.operands[2] = Expr(f"{name}@rel32@hi+(.+4-{label})")
+            add.raw = addc.raw = False
+
+    def undo_pc_relative(self) -> None:
+        """Put the literal operands back (the symbolic form did not reproduce the code)."""
+        for add, addc, ops_a, ops_c, raw_a, raw_c in self.pcrel:
+            add.operands[:] = ops_a
+            addc.operands[:] = ops_c
+            add.raw, addc.raw = raw_a, raw_c
+        self.pcrel = []
 
     def trim_padding(self, start: int, end: int, insts, index, label_addrs) -> int:
         i = index.get(end, len(insts)) - 1
@@ -380,11 +468,20 @@ class _Builder:
                            and x.type not in ("STT_SECTION", "STT_FILE")), key=lambda x: (x.value, x.name))
             pos = s.addr
             data = s.data if not nobits else b"\0" * s.size
+            cuts = sorted(a for a in self.data_labels if s.addr <= a < s.addr + s.size)
+
+            def emit(a: int, b: int) -> None:
+                """Data bytes [a, b) with the generated labels that fall inside."""
+                for c in [x for x in cuts if a <= x < b] + [b]:
+                    self.items.extend(_data_directives(data[a - s.addr:c - s.addr], nobits))
+                    if c < b:
+                        self.items.append(LabelDef(self.data_labels[c]))
+                    a = c
             for sym in syms:
                 if sym.value < pos:  # overlapping symbol: alias into data already written
                     self.items.append(Directive(".set", f"{sym.name}, . - {pos - sym.value}"))
                     continue
-                self.items.extend(_data_directives(data[pos - s.addr:sym.value - s.addr], nobits))
+                emit(pos, sym.value)
                 pos = sym.value
                 if sym.name in kd_names and not nobits:
                     k = kd_names[sym.name]
@@ -404,11 +501,12 @@ class _Builder:
                     self.items.extend(_symbol_directives(sym, typ))
                 self.items.append(LabelDef(sym.name))
                 size = min(sym.size, s.addr + s.size - pos)
-                self.items.extend(_data_directives(data[pos - s.addr:pos - s.addr + size], nobits))
+                if size:
+                    emit(pos, pos + size)
                 if sym.size:
                     self.items.append(Directive(".size", f"{sym.name}, {sym.size}"))
                 pos += size
-            self.items.extend(_data_directives(data[pos - s.addr:], nobits))
+            emit(pos, s.addr + s.size)
         # Kernel symbols whose descriptor visibility differed: declared after the descriptors.
         self.items.extend(self.deferred_vis)
 
@@ -480,6 +578,8 @@ class _ObjInfo:
     text: bytes
     kds: dict[str, bytes]
     metadata: dict | None
+    #: offsets in .text of relocated 4-byte fields (RELA: the field holds 0 until linking)
+    text_relocs: tuple[int, ...] = ()
 
 
 def _read_object(path: str) -> _ObjInfo:
@@ -497,13 +597,17 @@ def _read_object(path: str) -> _ObjInfo:
                 if s.header.sh_type != "SHT_NOBITS":
                     d = s.data()
                     kds[sym.name[:-3]] = d[sym["st_value"]:sym["st_value"] + 64]
+        relocs: list[int] = []
+        rela = elf.get_section_by_name(".rela.text")
+        if rela is not None:
+            relocs = [r["r_offset"] for r in rela.iter_relocations()]
         md = None
         for s in elf.iter_sections():
             if s.header.sh_type == "SHT_NOTE":
                 for n in iter_notes(s.data()):
                     if n.owner == NOTE_OWNER and n.type == NT_AMDGPU_METADATA:
                         md = decode_metadata(n.desc).raw
-        return _ObjInfo(text, kds, md)
+        return _ObjInfo(text, kds, md, tuple(relocs))
 
 
 def _mc_object(text: str) -> _ObjInfo:
@@ -611,7 +715,7 @@ def _check(module: Module, b: _Builder) -> None:
                 continue
             raise AsmevoError(f"the disassembly of {co.path} does not reassemble: {e}") from None
         changed = False
-        if info.text != orig_text:
+        if _mask(info.text, info.text_relocs) != _mask(orig_text, info.text_relocs):
             if _mark_raw_by_encoding(b.insts) == 0:
                 raise AsmevoError(f"{co.path}: reassembled .text differs from the original, and no "
                                   "instruction re-encodes differently")
@@ -631,6 +735,32 @@ def _check(module: Module, b: _Builder) -> None:
                 changed = True
             else:
                 raise AsmevoError(f"{co.path}: raw metadata note does not reassemble to the same values")
+        if not changed and b.pcrel and not _linked_text_matches(module, orig_text):
+            b.undo_pc_relative()  # the symbolic PC-relative operands did not link to the same bytes
+            changed = True
         if not changed:
             return
     raise AsmevoError(f"{co.path}: could not make the disassembly reassemble identically")
+
+
+def _mask(text: bytes, offsets: tuple[int, ...]) -> bytes:
+    if not offsets:
+        return text
+    b = bytearray(text)
+    for o in offsets:
+        b[o:o + 4] = b"\0\0\0\0"
+    return bytes(b)
+
+
+def _linked_text_matches(module: Module, orig_text: bytes) -> bool:
+    """Assemble and link the module (as the rebuild does) and compare its .text bytes."""
+    from ..backend.assemble import assemble_bytes
+    with tempfile.TemporaryDirectory(prefix="asmevo-dis-") as d:
+        p = os.path.join(d, "linked.co")
+        try:
+            with open(p, "wb") as f:
+                f.write(assemble_bytes(print_module(module), filename="<disassembly>"))
+            new = read_code_object(p)
+        except AsmevoError:
+            return False
+        return new.text.data == orig_text

@@ -557,33 +557,40 @@ amdhsa.version:
 
 
 def test_pc_relative_code(tmp_path):
-    """s_getpc_b64 + rel32 literals: the resolved offsets are kept (one literal that llvm-mc would
-    fold to an inline constant is raw); a rebuild that moves .rodata relative to .text is refused,
-    one that keeps the layout is written."""
+    """s_getpc_b64 + rel32 literals pointing into .rodata become symbolic ``table@rel32@lo/hi``
+    operands (the pair keeps its bytes); moving .rodata or inserting code before the
+    s_getpc_b64 then rebuilds with offsets that still reach the table.  A getpc pair that
+    does not point into a data section keeps its literals, and a move is refused."""
     from asmevo.errors import AsmevoError
     p = tmp_path / "getpc.co"
     p.write_bytes(assemble_bytes(_GETPC_SRC))
     assert all(c.ok for c in roundtrip(str(p)))
     m = disassemble(p)
     insts = list(m.kernel("k").instructions())
-    assert [i.raw for i in insts] == [False, False, True, False, False]  # s_addc_u32 ..., 0xffffffff
-    m.kernels[0].metadata[".max_flat_workgroup_size"] = 128
-    assert write_code_object(m, str(tmp_path / "ok.co")) == "assembled"
-    m = disassemble(p)
+    assert not any(i.raw for i in insts)
+    assert [i.text() for i in insts[1:3]] == [
+        f"s_add_u32 s2, s2, table@rel32@lo+(.+4-.Lasmevo_pc_{insts[1].address:x})",
+        f"s_addc_u32 s3, s3, table@rel32@hi+(.+4-.Lasmevo_pc_{insts[1].address:x})"]
     m.kernels[0].metadata[".args"] = [{".offset": 4 * i, ".size": 4, ".value_kind": "by_value"}
                                       for i in range(60)]
     m.kernels[0].metadata[".kernarg_segment_size"] = 240
-    with pytest.raises(AsmevoError, match="moves .rodata relative to the s_getpc_b64"):
-        write_code_object(m, str(tmp_path / "moved.co"))
-    assert not (tmp_path / "moved.co").exists()
-    # code inserted before the s_getpc_b64 moves it: refused too
+    assert write_code_object(m, str(tmp_path / "moved.co")) == "assembled"
+    from test_co_pcrel import resolved_targets
+    moved = tmp_path / "moved.co"
+    table = read_code_object(moved).symbol("table").value
+    assert resolved_targets(moved) == [table] != resolved_targets(p)  # .rodata moved, still reached
     m = disassemble(p)
     k = m.kernel("k")
     k.insert_before(next(k.instructions()), parse_instruction("s_nop 0"))
-    with pytest.raises(AsmevoError, match="s_getpc_b64 of kernel k"):
-        write_code_object(m, str(tmp_path / "moved2.co"))
-    # ... but code inserted after the address arithmetic is fine
-    m = disassemble(p)
+    assert write_code_object(m, str(tmp_path / "moved2.co")) == "assembled"
+    # a getpc pair that computes a code address (not data) keeps literals: a move is refused
+    src = _GETPC_SRC.replace("table@rel32@lo+4", "k@rel32@lo+4").replace("table@rel32@hi+12", "k@rel32@hi+12")
+    p2 = tmp_path / "code.co"
+    p2.write_bytes(assemble_bytes(src))
+    m = disassemble(p2)
+    assert not any("@rel32@" in i.text() for i in m.kernel("k").instructions())
     k = m.kernel("k")
-    k.insert_before(list(k.instructions())[-1], parse_instruction("s_nop 0"))
-    assert write_code_object(m, str(tmp_path / "after.co")) == "assembled"
+    k.insert_before(next(k.instructions()), parse_instruction("s_nop 0"))
+    with pytest.raises(AsmevoError, match="s_getpc_b64 of kernel k"):
+        write_code_object(m, str(tmp_path / "moved3.co"))
+    assert not (tmp_path / "moved3.co").exists()
