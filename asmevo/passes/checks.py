@@ -221,9 +221,9 @@ def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000,
     New hazards alone are first repaired with ``s_nop`` (:func:`repair_hazards`)
     when ``repair`` is true and the nops inserted are no more than the instructions
     the edits remove (a repair never makes the code longer); if violations
-    remain, the whole batch is undone and the edits are tried one at a time in
-    order (at most ``max_steps``), each with the same repair, and each one that
-    still adds a violation is undone.  Returns the edits kept.
+    remain, the batch is undone and bisected: each half is tried on top of the
+    edits kept so far (at most ``max_steps`` attempts), and single edits that
+    still add a violation are dropped.  Returns the edits kept, in plan order.
     """
     if not plan:
         return []
@@ -254,12 +254,24 @@ def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000,
         am.invalidate(kernel, frozenset())
         return False
 
-    if attempt(list(plan)):
-        return list(plan)
-    kept = []
-    for item in plan[:max_steps]:
-        if attempt([item]):
-            kept.append(item)
+    # bisect: a group that passes is kept whole; a failing group is split in halves,
+    # each tried on top of what was kept so far (single edits that fail are dropped)
+    kept: list = []
+    budget = [max_steps]
+
+    def solve(items: list) -> None:
+        if not items or budget[0] <= 0:
+            return
+        budget[0] -= 1
+        if attempt(items):
+            kept.extend(items)
+            return
+        if len(items) == 1:
+            return
+        mid = len(items) // 2
+        solve(items[:mid])
+        solve(items[mid:])
+    solve(list(plan))
     return kept
 
 
