@@ -443,7 +443,10 @@ def is_inline_constant(value: int | float, typ: str = "i32") -> bool:
     integers -16..64 and the floats +-0.5, +-1.0, +-2.0, +-4.0 and 1/(2*pi).
     Integers given for a float operand are bit patterns of that width (f16
     ``0x3c00`` is 1.0; f32 ``0x3f800000``; f64 ``0x3ff0000000000000``); 32-bit
-    integer operands also accept the f32 patterns (LLVM ``isInlinableLiteral32``).
+    integer operands also accept the f32 patterns (LLVM ``isInlinableLiteral32``);
+    a 32-bit integer for an fp64 operand is its high half (``0x3fe00000`` is 0.5);
+    16-bit integer operands take -16..64 as written (``0xfff0`` is a literal there,
+    but -16 for an f16 operand).  Checked against llvm-mc in tests/isa.
     """
     if isinstance(value, bool):
         value = int(value)
@@ -453,7 +456,11 @@ def is_inline_constant(value: int | float, typ: str = "i32") -> bool:
         if value in _FLOAT_INLINE or (math.isfinite(value) and abs(value - _INV2PI) < 1e-7):
             return True
         return False
-    bits = {"f16": 16, "i16": 16, "f32": 32, "i32": 32, "f64": 64, "i64": 64}.get(typ, 32)
+    if typ == "i16":            # 16-bit integer operands do not wrap: 0xfff0 is a literal
+        return -16 <= value <= 64
+    if typ == "f64" and 0 <= value < (1 << 32) and (value << 32) in _F64_INLINE:
+        return True             # a 32-bit value for an fp64 operand is its high half
+    bits = {"f16": 16, "f32": 32, "i32": 32, "f64": 64, "i64": 64}.get(typ, 32)
     v = value & ((1 << bits) - 1)
     s = v - (1 << bits) if v >> (bits - 1) else v
     if -16 <= s <= 64:

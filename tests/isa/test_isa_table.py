@@ -144,6 +144,16 @@ LITERALS = [
     "v_fma_f32 v0, v1, 2.0, v2", "v_mov_b32_e32 v0, 64", "v_mov_b32_e32 v0, 0x41",
     "v_mov_b32_e32 v0, 3.0", "v_mov_b32_e32 v0, 0.0", "s_mov_b32 s0, -0.0",
     "v_add_f16_e32 v0, 3.0, v1",
+    "s_mov_b64 s[0:1], 0xffffffff", "s_mov_b64 s[0:1], 0xffffffffffffffff",
+    "s_and_b64 s[0:1], s[2:3], 0xfffffff0", "s_mov_b64 s[0:1], 0.5",
+    "v_mov_b64_e32 v[0:1], 0x3ff0000000000000", "v_mov_b64_e32 v[0:1], 0x12345678",
+    "v_mov_b64_e32 v[0:1], 0x3fe00000", "s_cmp_eq_u64 s[0:1], 0x1234",
+    "v_fract_f64_e32 v[0:1], 0x3fe00000", "v_fract_f64_e32 v[0:1], 0xbff00000",
+    "v_fract_f64_e32 v[0:1], 0x3fc45f30", "v_cvt_f32_f64_e32 v0, 0x3fe00000",
+    "v_cvt_f16_f32_e32 v0, 0x3c00", "v_cvt_f32_f16_e32 v0, 0x3c00",
+    "v_add_u16_e32 v0, 0xfff0, v1", "v_add_u16_e32 v0, 0x3c00, v1", "v_add_u16_e32 v0, -16, v1",
+    "v_add_f16_e32 v0, 0xfff0, v1", "s_mov_b64 s[0:1], 0xfffffffffffffff0",
+    "v_mov_b64_e32 v[0:1], 0x3fc45f306dc9c882",
 ]
 
 
@@ -172,7 +182,9 @@ def test_inline_constant_rules():
     assert not isa.is_inline_constant(0xFFFFFFF0, "i64")
     assert isa.is_inline_constant(0x3C00, "f16") and not isa.is_inline_constant(0x3C00, "f32")
     assert isa.is_inline_constant(0x3FF0000000000000, "f64")
-    assert not isa.is_inline_constant(0x3FF00000, "f64")
+    assert isa.is_inline_constant(0x3FF00000, "f64")      # high half of 1.0 (llvm-mc folds it)
+    assert not isa.is_inline_constant(0x3FF00000, "i64")
+    assert not isa.is_inline_constant(0xFFF0, "i16") and isa.is_inline_constant(0xFFF0, "f16")
     assert isa.is_inline_constant(0.15915494) and isa.is_inline_constant(-4.0)
     assert not isa.is_inline_constant(3.0) and not isa.is_inline_constant(-0.0)
 
