@@ -166,3 +166,12 @@ def test_random_pass_orders_keep_results(corpus_dir, seed):
         inputs = H.make_inputs(h, seed)
         res = run_kernel(m, h["kernel"], H.make_launch(h, inputs))
         assert H.compare(h, res.outputs, H.reference(h, inputs)) == [], (entry, pipeline)
+
+
+def test_verify_diff_accepts_and_writes(corpus_dir, tmp_path, capsys):
+    out = tmp_path / "o.co"
+    rc = main(["--passes=default", "--verify=diff", "--harness",
+               str(corpus_dir / "manifest.json"), "--entry", "vadd_f32_O0",
+               str(corpus_dir / "vadd_f32_O0.co"), "-o", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    assert out.exists()
