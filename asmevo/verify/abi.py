@@ -15,7 +15,9 @@ it, nothing else the runtime or the caller can see.  Compared per kernel:
   ``.sgpr_count``, ``.vgpr_count``, ``.agpr_count``, ``.sgpr_spill_count``
   and ``.vgpr_spill_count``; this covers the kernarg layout (``.args``,
   ``.kernarg_segment_size``, ``.kernarg_segment_align``);
-* the target id.
+* the target id;
+* data the code may read: allocated data sections of a code object (kernel
+  descriptors masked out), or the top-level data directives of assembly.
 
 Sources: LLVM AMDGPUUsage, "Kernel Descriptor", "Code Object V3+ Metadata",
 "Initial Kernel Execution State".
@@ -205,6 +207,65 @@ def _norm(v: Any) -> Any:
     return v
 
 
+_DATA_DIRECTIVES = frozenset({".byte", ".short", ".hword", ".2byte", ".value", ".long", ".word",
+                              ".4byte", ".int", ".quad", ".8byte", ".ascii", ".asciz", ".string",
+                              ".zero", ".fill", ".space", ".skip", ".section", ".data", ".rodata",
+                              ".bss", ".comm", ".lcomm", ".globl", ".type", ".size", ".p2align"})
+
+
+def _data_bytes(module: Module) -> dict[str, bytes] | None:
+    """Contents of the allocated data sections of a code object (``.rodata``, ``.data``...),
+    with every kernel descriptor's 64 bytes zeroed (descriptors are compared field by
+    field); None for assembly input."""
+    co = getattr(module, "code_object", None)
+    if co is None or not hasattr(co, "sections"):
+        return None
+    kds = [(k.kd_address, 64) for k in getattr(co, "kernels", []) or []]
+    out = {}
+    for sec in co.sections:
+        if not getattr(sec, "alloc", False) or getattr(sec, "executable", False):
+            continue
+        if sec.type != "SHT_PROGBITS" and sec.type != "SHT_NOBITS":
+            continue
+        data = bytearray(sec.data if sec.type == "SHT_PROGBITS" else b"")
+        for addr, n in kds:
+            lo = addr - sec.addr
+            if 0 <= lo < len(data):
+                data[lo:lo + n] = bytes(min(n, len(data) - lo))
+        out[sec.name] = bytes(data) if sec.type == "SHT_PROGBITS" else sec.size.to_bytes(8, "little")
+    return out
+
+
+def _data_directives(module: Module) -> list[tuple[str, str]] | None:
+    """Top-level data-emitting directives of an assembly module, in order (None for a
+    code object)."""
+    from ..ir.module import Directive
+    if getattr(module, "code_object", None) is not None:
+        return None
+    return [(d.name, d.args) for d in module.items
+            if isinstance(d, Directive) and d.name in _DATA_DIRECTIVES]
+
+
+def compare_data(orig: Module, cand: Module) -> list[Evidence]:
+    """Data the kernels may read (constant tables in ``.rodata``/``.data``) must be unchanged:
+    the instruction-level layers would not notice a changed constant table."""
+    ev = []
+    a, b = _data_bytes(orig), _data_bytes(cand)
+    if a is not None and b is not None:
+        for name in sorted(set(a) | set(b)):
+            if a.get(name) != b.get(name):
+                ev.append(Evidence("abi", "data-section", f"data section {name} differs "
+                                   "(outside the kernel descriptors)", {"section": name}))
+        return ev
+    da, db = _data_directives(orig), _data_directives(cand)
+    if da is not None and db is not None and da != db:
+        i = next((i for i, (x, y) in enumerate(zip(da, db)) if x != y), min(len(da), len(db)))
+        ev.append(Evidence("abi", "data-directives", f"data directives differ at #{i}: "
+                           f"{da[i] if i < len(da) else '<none>'} vs {db[i] if i < len(db) else '<none>'}",
+                           {"index": i}))
+    return ev
+
+
 def compare_abi(orig: Module, cand: Module) -> Verdict:
     """Check that ``cand`` keeps ``orig``'s ABI (see module docstring).
 
@@ -259,6 +320,7 @@ def compare_abi(orig: Module, cand: Module) -> Verdict:
                                        f"candidate {mb.get(key, '<absent>')!r}",
                                        {"kernel": name, "key": key,
                                         "original": ma.get(key), "candidate": mb.get(key)}))
+    ev += compare_data(orig, cand)
     if ev:
         return Verdict(Status.REJECTED_ABI, ev[0].message, ev)
     if unknown:

@@ -209,3 +209,23 @@ def test_new_read_of_an_uninitialised_register(vadd):
     v = st(vadd, cand)
     assert v.status is Status.REJECTED_ABI and v.evidence[0].kind == "undefined-at-entry"
     assert v.evidence[0].data["registers"] == [["v", 6]]
+
+
+def test_changed_constant_data_rejected(vadd):
+    cand = vadd.replace("\t.long\t500                             ; 0x1f4", "\t.long\t501")
+    assert cand != vadd
+    v = compare_abi(parse(vadd), parse(cand))
+    assert v.status is Status.REJECTED_ABI and v.evidence[0].kind == "data-directives"
+
+
+def test_changed_rodata_in_code_object(corpus_dir, tmp_path, llvm_mc):
+    from asmevo.backend.assemble import assemble
+    from asmevo.frontend.loader import load
+    text = (corpus_dir / "vadd_f32.s").read_text()
+    p = tmp_path / "c.co"
+    assemble(text.replace("\t.long\t500  ", "\t.long\t501  "), str(p))
+    v = compare_abi(load(str(corpus_dir / "vadd_f32.co")), load(str(p)))
+    assert v.status is Status.REJECTED_ABI and v.evidence[0].kind == "data-section"
+    q = tmp_path / "same.co"
+    assemble(text, str(q))
+    assert compare_abi(load(str(corpus_dir / "vadd_f32.co")), load(str(q))).accepted
