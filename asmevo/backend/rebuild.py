@@ -86,10 +86,17 @@ def recompute_register_counts(kernel: Kernel) -> list[str]:
     if sgprs > kd.sgpr_count:
         kd.set_register_counts(num_sgprs=sgprs)
     changes = [f"{n}: {before[n]} -> {v}" for n, v in kd.fields() if before[n] != v]
-    md = kernel.metadata
-    if md is not None:
-        for key, val in ((".vgpr_count", top["v"]), (".agpr_count", top["a"]), (".sgpr_count", sgprs)):
-            if key in md and isinstance(md[key], int) and val > md[key]:
+    changes += _grow_metadata_counts(kernel.metadata, top["v"], top["a"], sgprs)
+    return changes
+
+
+def _grow_metadata_counts(md: dict | None, vgprs: int, agprs: int, sgprs: int) -> list[str]:
+    """Raise the metadata ``.vgpr_count``/``.agpr_count``/``.sgpr_count`` (SGPRs including the
+    extra ones, as the AsmPrinter writes them) to at least the given counts."""
+    changes = []
+    if isinstance(md, dict):
+        for key, val in ((".vgpr_count", vgprs), (".agpr_count", agprs), (".sgpr_count", sgprs)):
+            if key in md and isinstance(md[key], int) and not isinstance(md[key], bool) and val > md[key]:
                 changes.append(f"metadata {key}: {md[key]} -> {val}")
                 md[key] = val
     return changes
@@ -306,15 +313,12 @@ def _rederive_descriptor(module: Module, kernel: Kernel, blk: AmdhsaKernel) -> N
         return
     new.kernel_code_entry_byte_offset = kernel.descriptor.kernel_code_entry_byte_offset
     kernel.descriptor = new
-    md = kernel.metadata
-    if isinstance(md, dict):
-        # the metadata register counts follow the block (AsmPrinter writes them from the same counts)
-        try:
-            nfs = int(blk.fields.get(".amdhsa_next_free_sgpr", ""), 0)
-        except ValueError:
-            nfs = None
-        if nfs is not None and isinstance(md.get(".sgpr_count"), int) and nfs > md[".sgpr_count"]:
-            md[".sgpr_count"] = nfs
+    top = used_registers(kernel)
+    try:
+        nfs = int(blk.fields.get(".amdhsa_next_free_sgpr", ""), 0)
+    except ValueError:
+        nfs = top["s"]
+    _grow_metadata_counts(kernel.metadata, top["v"], top["a"], max(nfs, top["s"]) + EXTRA_SGPRS)
 
 
 def sync_text_metadata(module: Module) -> bool:
