@@ -24,13 +24,15 @@ import io
 import sys
 import time
 from collections import Counter, defaultdict
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from ..errors import AsmevoError
 from ..ir import Instruction, Kernel, Module
+from ..analysis import AnalysisManager as _BaseAM
+from ..analysis import _resolve
 from ..ir.printer import print_kernel, print_module
 from .base import PassResult
-from .pipeline import Node, PassNode, ScopeNode
+from .pipeline import Node, PassNode
 
 
 class PassFailedError(AsmevoError):
@@ -38,10 +40,6 @@ class PassFailedError(AsmevoError):
 
 
 # -- analyses ----------------------------------------------------------------
-from ..analysis import ANALYSES  # noqa: E402  (name -> "module:Class")
-from ..analysis import AnalysisManager as _BaseAM  # noqa: E402
-from ..analysis import _resolve  # noqa: E402
-
 
 class AnalysisManager(_BaseAM):
     """The analysis helper's cache (:class:`asmevo.analysis.AnalysisManager`) plus

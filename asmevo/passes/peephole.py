@@ -14,7 +14,7 @@ from typing import Callable, ClassVar
 
 from ..errors import AsmevoError
 from ..ir import Imm, Instruction, Kernel, Reg, Special
-from ..ir.operands import Src, base_of, reg_units
+from ..ir.operands import Src, reg_units
 from .base import Pass, PassResult
 from .effects import SCC, effects
 from .checks import apply_checked, static_violations

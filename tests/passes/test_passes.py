@@ -7,7 +7,6 @@ import pathlib
 
 import pytest
 
-from asmevo.errors import AsmevoError
 from asmevo.tools.opt import main
 from passes_helpers import norm, opt
 

@@ -66,14 +66,41 @@ def test_loads_rise_and_waits_sink():
     assert inst.stats["sched"]["moved"] > 0
 
 
+class MissingHazards(Analysis):
+    """Stands for a build without asmevo.analysis.hazards."""
+
+    name = "hazards"
+
+    def __init__(self, kernel, manager=None):
+        raise ImportError("no hazard analysis")
+
+
 def test_no_hazard_analysis_means_no_change():
-    out, inst = run(SRC, "sched", hazards=None)
-    # (the real hazard analysis may or may not exist; without one nothing moves)
-    try:
-        import asmevo.analysis.hazards  # noqa: F401
-    except ImportError:
-        assert out == norm(SRC.replace("k:\n", ""))
-        assert inst.stats["sched"]["skipped-no-hazard-analysis"] == 1
+    out, inst = run(SRC, "sched", hazards=MissingHazards)
+    assert out == norm(SRC.replace("k:\n", ""))
+    assert inst.stats["sched"]["skipped-no-hazard-analysis"] == 1
+
+
+def test_real_hazard_analysis_rejects_a_reorder_that_opens_a_hazard():
+    # v_readfirstlane writes s0; the VALU reader needs 2 wait states (row 13). Here the
+    # v_adds between them provide them; sched must not hoist the reader's neighbours
+    # away so that fewer remain (it may reorder only when the hazard analysis agrees)
+    src = """
+        k:
+        v_readfirstlane_b32 s0, v1
+        global_load_dword v3, v[4:5], off
+        v_add_u32_e32 v6, v7, v7
+        v_add_u32_e32 v2, s0, v2
+        s_waitcnt vmcnt(0)
+        global_store_dword v[4:5], v3, off
+        global_store_dword v[4:5], v2, off offset:4
+        global_store_dword v[4:5], v6, off offset:8
+        s_endpgm
+    """
+    from asmevo.analysis.hazards import HazardAnalysis
+    out, _ = run(src, "sched", hazards=HazardAnalysis)
+    lines = out.splitlines()
+    assert lines.index("v_add_u32_e32 v2, s0, v2") - lines.index("v_readfirstlane_b32 s0, v1") >= 3
 
 
 def test_dependences_memory_order_and_anchors_are_kept():
