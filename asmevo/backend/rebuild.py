@@ -201,7 +201,8 @@ def sync_descriptors(module: Module) -> None:
                                                 and items[end].args.startswith(f"{k.name}.kd,")):
                     end += 1
                 if end == len(items):
-                    raise AsmevoError(f"raw descriptor {k.name}.kd has no '.size {k.name}.kd, 64'")
+                    raise AsmevoError(f"raw descriptor {k.name}.kd has no '.size {k.name}.kd, 64'",
+                                      file=module.source)
                 items[idx:end + 1] = raw_descriptor_items(k.name, kd)
                 break
 
@@ -241,7 +242,8 @@ def sync_metadata(module: Module) -> bool:
                 end += 1
             items[idx:end] = raw_note_items(msgpack.packb(doc))
             return True
-    raise AsmevoError("the module has metadata but no .amdgpu_metadata block or .note section to update")
+    raise AsmevoError("the module has metadata but no .amdgpu_metadata block or .note section to update",
+                      file=module.source)
 
 
 _PC_LABEL = ".Lasmevo_pc_"

@@ -267,7 +267,7 @@ class _Builder:
                 if tgt in index:
                     targets.add(tgt)
         label_addrs = set(local_names) | targets
-        label_addrs |= self.find_pc_relative(insts, index)
+        label_addrs |= self.find_pc_relative(insts, index, {f.value for f in funcs})
         for a in sorted(label_addrs):
             names = local_names.get(a)
             if names:
@@ -326,7 +326,8 @@ class _Builder:
             self.items.append(Directive(".set", f"{a}, {b}"))
 
     # -- PC-relative data references --------------------------------------
-    def find_pc_relative(self, insts: list[Instruction], index: dict[int, int]) -> set[int]:
+    def find_pc_relative(self, insts: list[Instruction], index: dict[int, int],
+                         func_starts: set[int]) -> set[int]:
         """Find ``s_getpc_b64 s[N:N+1]; s_add_u32 sN, sN, LO; s_addc_u32 sN+1, sN+1, HI``
         whose result ``pc + sext64(HI:LO)`` lies in an allocated data section (clang's
         ``sym@rel32@lo+4`` / ``sym@rel32@hi+12`` after linking).  Returns the addresses that
@@ -342,6 +343,8 @@ class _Builder:
             if not (isinstance(d, Reg) and d.file == "s" and d.count == 2):
                 continue
             add, addc = insts[n + 1], insts[n + 2]
+            if add.address in func_starts or addc.address in func_starts:
+                continue  # the three must belong to one function
             lo = self._pcrel_operand(add, "s_add_u32", d.index)
             hi = self._pcrel_operand(addc, "s_addc_u32", d.index + 1)
             if lo is None or hi is None or len(add.encoding) != 8 or len(addc.encoding) != 8:
@@ -392,7 +395,7 @@ class _Builder:
             name = by_addr.get(target)
             if name is None:
                 name = self.data_labels.setdefault(target, f".Lasmevo_data_{target:x}")
-            label = self.pc_labels[pc]
+            label = self.labels.get(pc, self.pc_labels[pc])  # a local symbol there keeps its name
             self.pcrel.append((add, addc, list(add.operands), list(addc.operands), add.raw, addc.raw))
             add.operands[2] = Expr(f"{name}@rel32@lo+(.+4-{label})")
             addc.operands[2] = Expr(f"{name}@rel32@hi+(.+4-{label})")
@@ -713,12 +716,12 @@ def _check(module: Module, b: _Builder) -> None:
             if isinstance(owner, MetadataBlock):
                 b.make_raw_metadata()
                 continue
-            raise AsmevoError(f"the disassembly of {co.path} does not reassemble: {e}") from None
+            raise AsmevoError(f"the disassembly does not reassemble: {e}", file=co.path) from None
         changed = False
         if _mask(info.text, info.text_relocs) != _mask(orig_text, info.text_relocs):
             if _mark_raw_by_encoding(b.insts) == 0:
-                raise AsmevoError(f"{co.path}: reassembled .text differs from the original, and no "
-                                  "instruction re-encodes differently")
+                raise AsmevoError("reassembled .text differs from the original, and no "
+                                  "instruction re-encodes differently", file=co.path)
             changed = True
         for name, kdb in want_kd.items():
             got = info.kds.get(name)
@@ -727,20 +730,20 @@ def _check(module: Module, b: _Builder) -> None:
                     b.make_raw_kd(name)
                     changed = True
                 else:
-                    raise AsmevoError(f"{co.path}: raw descriptor {name}.kd does not reassemble "
-                                      "to the same bytes")
+                    raise AsmevoError(f"raw descriptor {name}.kd does not reassemble "
+                                      "to the same bytes", file=co.path)
         if co.metadata is not None and info.metadata != co.metadata.raw:
             if any(isinstance(it, MetadataBlock) for it in b.items):
                 b.make_raw_metadata()
                 changed = True
             else:
-                raise AsmevoError(f"{co.path}: raw metadata note does not reassemble to the same values")
+                raise AsmevoError("raw metadata note does not reassemble to the same values", file=co.path)
         if not changed and b.pcrel and not _linked_text_matches(module, orig_text):
             b.undo_pc_relative()  # the symbolic PC-relative operands did not link to the same bytes
             changed = True
         if not changed:
             return
-    raise AsmevoError(f"{co.path}: could not make the disassembly reassemble identically")
+    raise AsmevoError("could not make the disassembly reassemble identically", file=co.path)
 
 
 def _mask(text: bytes, offsets: tuple[int, ...]) -> bytes:
