@@ -546,12 +546,17 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
     after the window by :class:`asmevo.analysis.liveness.Liveness` (otherwise it
     may be dead, and the window is ``unknown``).
 
+    Memory operations moved across an ``s_barrier`` give a *final*
+    ``unknown-unsupported`` (evidence kind ``cross-wave-order``): differential testing
+    must not overrule it, because the emulator's wave schedule is one of many.
+
     Returns a Verdict: ``accepted`` (all windows proved, or nothing changed),
     ``rejected-counterexample``, ``unknown-timeout`` or ``unknown-unsupported``.
     """
     names = kernels or sorted({k.name for k in cand.kernels} & {k.name for k in orig.kernels})
     ev: list[Evidence] = []
     unknown: list[tuple[str, str]] = []
+    hard: list[str] = []
     proved = 0
     for n in names:
         try:
@@ -591,6 +596,10 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
             # write, so VGPRs stay compared whenever anything reads them.
             lo = {u for u in written & maybe_live
                   if u[0] in ("v", "a") or after is None or unit_name(u) in after}
+            if _barrier_order_changed(wa, wb):
+                hard.append(f"{n} block {bo.label or f'#{bi}'}: memory operations move across "
+                            "s_barrier; cross-wave ordering is not modelled")
+                continue
             r = check_windows(wa, wb, live_out=lo, timeout_ms=timeout_ms, float_mode=float_mode)
             where = {"kernel": n, "block": bo.label or f"#{bi}", "start": p,
                      "original": [i.text() for i in wa], "candidate": [i.text() for i in wb]}
@@ -616,11 +625,25 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                                 f"units not proved live ({', '.join(r.differing)})"))
     if ev:
         return Verdict(Status.REJECTED_COUNTEREXAMPLE, ev[0].message, ev)
+    if hard:
+        return Verdict(Status.UNKNOWN_UNSUPPORTED, hard[0],
+                       [Evidence("z3", "cross-wave-order", m, {"final": True}) for m in hard])
     if unknown:
         st = Status.UNKNOWN_TIMEOUT if any(k == "timeout" for k, _ in unknown) else Status.UNKNOWN_UNSUPPORTED
         return Verdict(st, unknown[0][1], [Evidence("z3", k, m) for k, m in unknown])
     return Verdict(Status.ACCEPTED, f"{proved} changed window(s) proved equivalent" if proved
                    else "no changed window")
+
+
+def _barrier_order_changed(wa: list[Instruction], wb: list[Instruction]) -> bool:
+    """Whether the order of memory operations relative to ``s_barrier`` differs: other
+    waves may observe it, which neither z3 nor the emulator's wave schedule decides."""
+    from ..analysis._isa import facts
+
+    def skel(ws):
+        return [i.key() for i in ws if i.opcode == "s_barrier" or facts(i).mem]
+    sa, sb = skel(wa), skel(wb)
+    return sa != sb and any(i.opcode == "s_barrier" for i in wa + wb)
 
 
 def _live_after(live, block, end: int) -> set | None:

@@ -82,3 +82,16 @@ def test_verify_code_objects_end_to_end(corpus_dir, tmp_path, llvm_mc, capsys):
         rec = json.loads(capsys.readouterr().out)
         assert (got, rec["status"]) == (rc, status), name
     assert rec["evidence"][0]["data"]["counterexample"]["differs"] == ["v2"]
+
+
+def test_store_moved_across_barrier_is_unknown_even_if_tests_pass(corpus_dir):
+    """Cross-wave ordering is decided neither by z3 nor by one emulated wave schedule."""
+    from asmevo.frontend.asm_parser import parse_asm
+    from asmevo.verify import verify
+    text = (corpus_dir / "transpose_lds.s").read_text()
+    cand = text.replace("\tds_write_b32 v1, v0\n\ts_waitcnt lgkmcnt(0)\n\ts_barrier\n",
+                        "\ts_waitcnt lgkmcnt(0)\n\ts_barrier\n\tds_write_b32 v1, v0\n")
+    assert cand != text
+    v = verify(parse_asm(text, "o.s"), parse_asm(cand, "c.s"), level="z3", memory_order=False)
+    assert v.status.value == "unknown-unsupported"
+    assert v.evidence[0].kind == "cross-wave-order"
