@@ -38,7 +38,8 @@ import re
 import sys
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
+                             UnexpectedToken, VisitError)
 
 from ..errors import AsmSyntaxError
 from ..ir.instruction import Instruction
@@ -296,7 +297,8 @@ def _parser() -> Lark:
 # ---------------------------------------------------------------------------
 
 _TERMINAL_NAMES = {
-    "LABEL_DEF": "a label", "DIRECTIVE_NAME": "a directive", "DIRECTIVE_ARGS": "directive arguments",
+    "LABEL_DEF": "a label", "DIRECTIVE_NAME": "a directive",
+    "DIRECTIVE_ARGS": "directive arguments",
     "MNEMONIC": "a mnemonic", "REG": "a register", "REGRANGE": "a register range",
     "SPECIAL": "a special register", "FLAG": "a modifier", "MODKEY": "a modifier 'name:'",
     "NEG": "neg(", "ABS": "abs(", "SEXT": "sext(", "IDENT": "an identifier",

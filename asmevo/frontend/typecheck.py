@@ -103,7 +103,8 @@ _F64_PATTERNS = frozenset({0x3fe0000000000000, 0xbfe0000000000000, 0x3ff00000000
 
 def operand_type(base: str, width: int | None) -> str:
     """Type of a source operand for constant checks: ``"f16"``, ``"i16"``, ``"f16x2"``,
-    ``"i16x2"`` (packed halves), ``"f32"``, ``"i32"``, ``"f64"`` or ``"i64"``, from the last type token of the mnemonic's base
+    ``"i16x2"`` (packed halves), ``"f32"``, ``"i32"``, ``"f64"`` or ``"i64"``, from the
+    last type token of the mnemonic's base
     (the source type of ``v_cvt_<dst>_<src>``) and the operand width in dwords."""
     toks = _TYPE_TOKEN.findall(base)
     t = toks[-1] if toks else "b32"
@@ -374,7 +375,8 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool,
     if isinstance(b, Special):
         if b.name in ("off",):
             return False
-        return bool(files & {"s", "ttmp"}) and (b.name in _SGPR_SPECIALS or b.name in _SRC_CONSTANTS)
+        return bool(files & {"s", "ttmp"}) and (b.name in _SGPR_SPECIALS
+                                                or b.name in _SRC_CONSTANTS)
     if isinstance(b, Imm):
         if _inline_ok(b, typ, width):
             return consts or lits
@@ -532,8 +534,8 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
     if not fam:
         return None
     op = inst.opcode
-    dpp = op.endswith("_dpp")
-    sdwa = op.endswith("_sdwa")
+    dpp = op.endswith("_dpp") or op == "v_nop"  # llvm-objdump prints DPP v_nop unsuffixed
+    sdwa = op.endswith("_sdwa") or op == "v_nop"
     valu = fam.startswith(("VOP",))
     for name, _v in inst.modifiers:
         where = None

@@ -13,14 +13,14 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from asmevo.frontend.asm_parser import parse_instruction
 from asmevo.frontend.typecheck import check_instruction
 from asmevo.ir import Imm, Reg, Src, print_instruction
 
-from test_parser_random import encode_each
+from test_parser_random import NO_SHRINK, encode_each
 
 _LIMIT = {"v": 255, "a": 255, "s": 101, "ttmp": 15}
 
@@ -70,7 +70,7 @@ def _modifiers(inst, info, rnd: random.Random):
 
 
 @pytest.mark.usefixtures("llvm_mc")
-@settings(max_examples=3, deadline=None, derandomize=True,
+@settings(phases=NO_SHRINK, max_examples=3, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_table_instructions_round_trip(seed):

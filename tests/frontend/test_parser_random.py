@@ -15,12 +15,16 @@ import re
 import subprocess
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from asmevo.frontend.asm_parser import parse_instruction
 from asmevo.ir import print_instruction
 from asmevo.llvm import MCPU, TRIPLE
+
+#: Hypothesis phases without shrinking: every example costs llvm-mc runs, and a failure
+#: already prints its whole batch.
+NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 
 # (prefix value, prefix bit count, mask of the remaining dword-0 bits left random) of gfx9
 # encodings (CDNA3 ISA guide, "Microcode formats").  The memory formats keep their
@@ -105,7 +109,7 @@ chunk = st.builds(_chunk, st.sampled_from(PREFIXES), st.integers(0, 2**32 - 1),
 
 
 @pytest.mark.usefixtures("llvm_mc")
-@settings(max_examples=10, deadline=None, derandomize=True,
+@settings(phases=NO_SHRINK, max_examples=10, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(chunk, min_size=200, max_size=200))
 def test_random_words_round_trip(chunks):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from asmevo.errors import AsmSyntaxError
@@ -21,7 +21,7 @@ from asmevo.frontend.asm_parser import parse_asm
 from asmevo.frontend.typecheck import check_instruction
 from asmevo.ir import Imm, Reg, Src, print_instruction
 
-from test_parser_random import encode_each
+from test_parser_random import NO_SHRINK, encode_each
 
 _CORPUS_INSTS: list = []
 
@@ -74,7 +74,7 @@ def _llvm_lax(text: str) -> bool:
 
 
 @pytest.mark.corpus
-@settings(max_examples=3, deadline=None, derandomize=True,
+@settings(phases=NO_SHRINK, max_examples=3, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_checker_agrees_with_llvm_mc(seed, corpus_dir, llvm_mc):
@@ -115,7 +115,7 @@ MODIFIERS = [("glc", True), ("slc", True), ("nt", True), ("sc0", True), ("sc1", 
 
 
 @pytest.mark.corpus
-@settings(max_examples=2, deadline=None, derandomize=True,
+@settings(phases=NO_SHRINK, max_examples=2, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_modifier_checks_agree_with_llvm_mc(seed, corpus_dir, llvm_mc):
@@ -147,7 +147,7 @@ def test_modifier_checks_agree_with_llvm_mc(seed, corpus_dir, llvm_mc):
 
 
 @pytest.mark.corpus
-@settings(max_examples=2, deadline=None, derandomize=True,
+@settings(phases=NO_SHRINK, max_examples=2, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_source_modifier_checks_agree_with_llvm_mc(seed, corpus_dir, llvm_mc):
@@ -193,7 +193,7 @@ IMMEDIATES = [Imm(0x3F800000, "0x3f800000"), Imm(0x3C00, "0x3c00"), Imm(0.5, "0.
 
 
 @pytest.mark.corpus
-@settings(max_examples=2, deadline=None, derandomize=True,
+@settings(phases=NO_SHRINK, max_examples=2, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_constant_checks_agree_with_llvm_mc(seed, corpus_dir, llvm_mc):
