@@ -159,11 +159,10 @@ class CodeObject:
         """The target id as llvm-mc's ``.amdgcn_target`` spells it, e.g.
         ``amdgcn-amd-amdhsa--gfx942`` or ``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``
         (features sorted, only the on/off ones appear; "any" is the default)."""
-        feats = ""
-        for name, val in (("sramecc", self.sramecc), ("xnack", self.xnack)):
-            if val in ("on", "off"):
-                feats += f":{name}{'+' if val == 'on' else '-'}"
-        return f"amdgcn-amd-amdhsa--{self.processor}{feats}"
+        try:
+            return target_for_e_flags(self.e_flags)
+        except ValueError:  # an unknown EF_AMDGPU_MACH (the reader only accepts gfx942)
+            return f"amdgcn-amd-amdhsa--{self.processor}"
 
     def section(self, name: str) -> Section | None:
         """The first section called ``name`` (``.text``), or ``None``."""
@@ -416,8 +415,16 @@ def read_code_object(path: str | os.PathLike) -> CodeObject:
     if metadata is not None:
         metadata.check_code_object_version(cov)
         co.warnings.extend(metadata.warnings)
-        if metadata.target and not metadata.target.startswith("amdgcn-amd-amdhsa--gfx942"):
-            co.warnings.append(f"amdhsa.target is {metadata.target!r} but e_flags say gfx942")
+        if metadata.target:
+            # exact: processor and every xnack/sramecc setting (PITFALLS BR-30); Triton's
+            # "amdgpu9.42-amd-amdhsa-unknown-gfx942" spelling names the same target
+            try:
+                meta_tid = parse_target_id(str(metadata.target))
+            except ValueError:
+                meta_tid = None
+            if meta_tid != parse_target_id(co.target_id):
+                co.warnings.append(f"amdhsa.target is {metadata.target!r} but e_flags {e_flags:#x} say "
+                                   f"{co.target_id!r}")
     else:
         co.warnings.append("no NT_AMDGPU_METADATA note")
 

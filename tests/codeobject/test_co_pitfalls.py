@@ -215,3 +215,19 @@ def test_br30_llvm_mc_generic_object_rejected(tmp_path):
     assert target_for_e_flags(flags) == "amdgcn-amd-amdhsa--gfx9-generic"
     with pytest.raises(CodeObjectError, match="generic target gfx9-generic .*not gfx942"):
         read_code_object(p)
+
+
+def test_br30_metadata_target_checked_exactly(tmp_path, corpus_dir):
+    """amdhsa.target must name the e_flags target exactly (features included); Triton's
+    ``amdgpu9.42-...-gfx942`` spelling is the same target, so no warning for the corpus."""
+    for p in [corpus_dir / "vadd_f32.co", corpus_dir / "triton" / "tr_vadd.hsaco"]:
+        assert not [w for w in read_code_object(p).warnings if "amdhsa.target" in w]
+    src = _MC_SRC.format(tid="gfx942:xnack-").replace("\t.text\n\ts_endpgm\n", "") + (
+        "\t.amdgpu_metadata\n---\namdhsa.kernels: []\namdhsa.target: amdgcn-amd-amdhsa--gfx942:xnack+\n"
+        "amdhsa.version: [1, 2]\n...\n\t.end_amdgpu_metadata\n\t.text\n\ts_endpgm\n")
+    p = tmp_path / "m.co"
+    p.write_bytes(assemble_bytes(src))
+    co = read_code_object(p)
+    assert co.target_id == "amdgcn-amd-amdhsa--gfx942:xnack-"
+    assert [w for w in co.warnings if "amdhsa.target is 'amdgcn-amd-amdhsa--gfx942:xnack+'" in w
+            and "0x64c" in w]
