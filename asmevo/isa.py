@@ -25,6 +25,7 @@ import json
 import math
 import os
 import re
+import struct
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -418,46 +419,107 @@ _FLOAT_INLINE = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.0}
 _TYPE_RE = re.compile(r"(?:^|_)(bf16|f16|b16|u16|i16|f32|b32|u32|i32|f64|b64|u64|i64)(?=_|$)")
 
 
+_SALU_FAMILIES = frozenset({"SOP1", "SOP2", "SOPK", "SOPC", "SOPP"})
+
+
 def operand_type(info: InstrInfo, index: int) -> str:
     """Data type used for inline-constant checks of operand ``index``: ``"f16"``,
-    ``"i16"``, ``"f32"``, ``"i32"``, ``"f64"`` or ``"i64"``; from the last type
-    token of the mnemonic (the source type of ``v_cvt_<dst>_<src>``) and the
-    operand width (2 dwords -> 64-bit)."""
+    ``"i16"``, ``"f32"``, ``"i32"``, ``"f64"`` or ``"i64"``.
+
+    From the last type token of the mnemonic (the source type of
+    ``v_cvt_<dst>_<src>``) and the operand width (2 dwords -> 64-bit); SALU
+    operands are 32/64-bit integers; packed VOP3P operands use 32-bit rules per
+    element (``v_pk_add_f32``, ``v_dot2_i32_i16``); the 32-bit addend of
+    ``v_mad_i32_i16``-style ops is ``i32``.  Checked against llvm-mc in tests/isa.
+    """
     toks = _TYPE_RE.findall(info.base)
     t = toks[-1] if toks else "b32"
     width = info.operands[index].width if index < len(info.operands) else 1
+    name = info.operands[index].name if index < len(info.operands) else ""
     isfloat = t.startswith("f") or t == "bf16"
+    if info.family in _SALU_FAMILIES or name == "soffset":
+        return "i64" if width >= 2 else "i32"
     if width >= 2:
+        if info.family == "VOP3P":
+            return "f32" if isfloat else "i32"
         return "f64" if isfloat else "i64"
+    if base_is(info, "v_fma_mix"):
+        return "mix"                      # f32 or f16 source (op_sel_hi)
+    if "_class_" in info.base and name == "src1":
+        return "i32"                      # class mask
+    if "_dot" in info.base:
+        if name == "src2" or (info.base.startswith("v_dot2c") is False and name == "src2"):
+            return "f32" if toks and toks[0].startswith("f") else "i32"
+        return "v2f16" if t == "f16" else "i32"
+    if base_is(info, "v_ldexp") and name == "src1":
+        return "i16" if t == "f16" else "i32"   # the exponent
     if t in ("f16", "bf16"):
-        return "f16"
+        return "v2f16" if (info.family == "VOP3P" or "_pk_" in info.base) else "f16"
     if t in ("b16", "u16", "i16"):
+        if info.family == "VOP3P" or "_pk_" in info.base:
+            return "i32"                  # packed 2 x 16 bits: 32-bit rules
+        if name == "src2" and len(toks) >= 2 and toks[-2] in ("i32", "u32", "b32"):
+            return "i32"                  # v_mad_i32_i16: 32-bit addend
         return "i16"
     return "f32" if isfloat else "i32"
+
+
+def base_is(info: InstrInfo, prefix: str) -> bool:
+    """Whether the record's base mnemonic starts with ``prefix``."""
+    return info.base.startswith(prefix)
+
+
+def _inv2pi(value: float, typ: str) -> bool:
+    """Whether float ``value`` is 1/(2*pi) at the precision of ``typ``."""
+    if not math.isfinite(value):
+        return False
+    if typ in ("f64", "i64"):
+        return abs(value - _INV2PI) < 1e-15
+    if typ in ("f16", "i16"):
+        try:
+            return struct.pack("<e", value) == struct.pack("<e", _INV2PI)
+        except OverflowError:
+            return False
+    try:
+        return struct.pack("<f", value) == struct.pack("<f", _INV2PI)
+    except OverflowError:
+        return False
 
 
 def is_inline_constant(value: int | float, typ: str = "i32") -> bool:
     """Whether ``value`` is an inline constant for an operand of type ``typ``.
 
     CDNA3 ISA guide, "Scalar/Vector operands" (source operand encodings 128-248):
-    integers -16..64 and the floats +-0.5, +-1.0, +-2.0, +-4.0 and 1/(2*pi).
+    integers -16..64 and the floats +-0.5, +-1.0, +-2.0, +-4.0 and 1/(2*pi) (at
+    the operand's precision: ``0.15915494`` is inline for f16/f32 but not f64).
     Integers given for a float operand are bit patterns of that width (f16
     ``0x3c00`` is 1.0; f32 ``0x3f800000``; f64 ``0x3ff0000000000000``); 32-bit
     integer operands also accept the f32 patterns (LLVM ``isInlinableLiteral32``);
     a 32-bit integer for an fp64 operand is its high half (``0x3fe00000`` is 0.5);
-    16-bit integer operands take -16..64 as written (``0xfff0`` is a literal there,
-    but -16 for an f16 operand).  Checked against llvm-mc in tests/isa.
+    16-bit integer operands take -16..64 as a (64-bit) signed value (``0xfff0`` is
+    a literal there, but -16 for an f16 operand).  Checked against llvm-mc in
+    tests/isa.
     """
     if isinstance(value, bool):
         value = int(value)
     if isinstance(value, float):
         if value == 0.0 and math.copysign(1.0, value) < 0:
             return False        # -0.0 is 0x80000000: a literal
-        if value in _FLOAT_INLINE or (math.isfinite(value) and abs(value - _INV2PI) < 1e-7):
-            return True
+        return value in _FLOAT_INLINE or _inv2pi(value, {"mix": "f32", "v2f16": "f16"}.get(typ, typ))
+    if typ == "mix":
+        return is_inline_constant(value, "f32") or is_inline_constant(value, "f16")
+    s64 = value - (1 << 64) if value >= (1 << 63) else value
+    if -16 <= s64 <= 64:
+        return True
+    if typ == "v2f16":          # packed halves: -16..64 as a 32-bit value, or an f16 pattern
+        s32 = value - (1 << 32) if (1 << 31) <= value < (1 << 32) else value
+        return -16 <= s32 <= 64 or value in _F16_INLINE
+    if typ == "f16":            # a 16-bit pattern; wider values are literals
+        if value > 0xFFFF or value < 0:
+            return False
+        return value in _F16_INLINE or 0xFFF0 <= value <= 0xFFFF
+    if typ == "i16":            # 16-bit integer operands do not wrap at 16 bits
         return False
-    if typ == "i16":            # 16-bit integer operands do not wrap: 0xfff0 is a literal
-        return -16 <= value <= 64
     if typ == "f64" and 0 <= value < (1 << 32) and (value << 32) in _F64_INLINE:
         return True             # a 32-bit value for an fp64 operand is its high half
     bits = {"f16": 16, "f32": 32, "i32": 32, "f64": 64, "i64": 64}.get(typ, 32)
@@ -466,7 +528,7 @@ def is_inline_constant(value: int | float, typ: str = "i32") -> bool:
     if -16 <= s <= 64:
         return True
     if bits == 16:
-        return typ == "f16" and v in _F16_INLINE
+        return v in _F16_INLINE
     if bits == 32:
         return v in _F32_INLINE
     return v in _F64_INLINE
@@ -483,6 +545,18 @@ def _needs_literal(op: Operand, typ: str) -> bool:
     if isinstance(b, (Label, Expr)):
         return True
     return False
+
+
+def _truncates_to_inline16(op: Operand, typ: str) -> bool:
+    """Where no literal is possible (VOP3/SDWA), llvm-mc reads a 16-bit integer
+    operand's value modulo 2**16 (``v_add_u16_e64 v0, 0xfff0, v1`` encodes -16) and
+    also takes f16 inline patterns there."""
+    b = base_of(op)
+    if typ != "i16" or not isinstance(b, Imm) or isinstance(b.value, float):
+        return False
+    v = b.value & 0xFFFF
+    return -16 <= (v - 0x10000 if v & 0x8000 else v) <= 64 or v in _F16_INLINE \
+        or b.value in _F32_INLINE
 
 
 def encoded_size(inst) -> int | None:
@@ -509,8 +583,16 @@ def encoded_size(inst) -> int | None:
         if cls in _LITERAL_CLASSES:
             if _needs_literal(op, operand_type(info, i)):
                 extra = 4
+                if info.mandatory_literal:    # v_madak/v_madmk: one literal, shared with K
+                    k = next((base_of(o) for o, t in zip(inst.operands, tmpl) if t.cls == "KIMM32"),
+                             None)
+                    if k is None or base_of(op) != k and getattr(base_of(op), "value", None) \
+                            != getattr(k, "value", object()):
+                        return None
+                    extra = 0
         elif cls in _NOLIT_SRC_CLASSES:
-            if _needs_literal(op, operand_type(info, i)):
+            typ = operand_type(info, i)
+            if _needs_literal(op, typ) and not _truncates_to_inline16(op, typ):
                 return None
     return info.size + extra
 

@@ -673,3 +673,44 @@ def test_operand_widths_against_llvm_mc_assembler(llvm_mc):
             wrong.append((name, r.operands[i].name, w, sorted(ws)))
     assert compared > 3000
     assert not wrong, wrong[:30]
+
+
+_FUZZ_VALUES = ["0", "64", "65", "-16", "-17", "0xfffffff0", "0xfff0", "0x3c00", "0x3f800000",
+                "0x3ff00000", "0x3fe00000", "0.5", "-4.0", "2.5", "1.0", "0.15915494", "0x3118",
+                "0x3e22f983", "0xffffffff", "0x7fff", "0x1234", "-1", "0xbc00", "0x4400",
+                "0xc0800000", "3.0", "0x8000", "0x3ff0000000000000", "0xffffffffffffffff"]
+
+
+def test_encoded_size_constants_fuzz_against_llvm_mc(llvm_mc):
+    """Every source operand that can hold a constant (SSRC/VSRC/VCSRC/SCSRC) of every
+    record, with 29 integer/float spellings: wherever llvm-mc accepts the line,
+    encoded_size equals its encoding length (inline constant vs literal per operand
+    type: f16/f32/f64/i16/i32/i64, packed, fp64 high halves, 1/(2pi) precision)."""
+    from asmevo.frontend.asm_parser import parse_instruction
+    gen = _generate_module()
+    lines = []
+    for r in isa.records():
+        mn, toks, mods = gen.parse_text(r.example)
+        if len(toks) != len(r.operands):
+            continue
+        for i, o in enumerate(r.operands):
+            if o.cls in ("SSRC", "VSRC", "VCSRC", "SCSRC"):
+                for v in _FUZZ_VALUES:
+                    nt = list(toks)
+                    nt[i] = v
+                    lines.append(mn + " " + ", ".join(nt) + (" " + " ".join(mods) if mods else ""))
+    p = subprocess.run([llvm_mc, *MC], input="\n".join(lines) + "\n", capture_output=True,
+                       text=True, timeout=600)
+    bad = {int(m.group(1)) - 1 for m in re.finditer(r"<stdin>:(\d+):\d+: error", p.stderr)}
+    sizes = iter(len(m.group(2).split(",")) for m in map(_ENC.match, p.stdout.splitlines()) if m)
+    wrong, n = [], 0
+    for j, line in enumerate(lines):
+        if j in bad:
+            continue
+        n += 1
+        want = next(sizes)
+        got = isa.encoded_size(parse_instruction(line))
+        if got != want:
+            wrong.append((line, want, got))
+    assert n > 30000
+    assert not wrong, wrong[:20]
