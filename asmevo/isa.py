@@ -448,7 +448,7 @@ def operand_type(info: InstrInfo, index: int) -> str:
     if "_class_" in info.base and name == "src1":
         return "i32"                      # class mask
     if "_dot" in info.base:
-        if name == "src2" or (info.base.startswith("v_dot2c") is False and name == "src2"):
+        if name == "src2":                # the 32-bit accumulator
             return "f32" if toks and toks[0].startswith("f") else "i32"
         return "v2f16" if t == "f16" else "i32"
     if base_is(info, "v_ldexp") and name == "src1":
