@@ -29,7 +29,7 @@ import struct
 from dataclasses import dataclass
 from typing import Iterable
 
-from .errors import AsmSyntaxError
+from .errors import AsmevoError, AsmSyntaxError
 from .ir.operands import Expr, Imm, Label, Operand, base_of
 
 _JSON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -166,8 +166,12 @@ def _operand_infos(items) -> tuple[OperandInfo, ...]:
 
 @functools.cache
 def _table() -> tuple[dict[str, InstrInfo], dict[str, str]]:
-    with open(_JSON) as f:
-        doc = json.load(f)
+    try:
+        with open(_JSON) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise AsmevoError(f"cannot read the ISA table ({e}); regenerate it with "
+                          "`python isa_specs/generate.py`", file=_JSON) from e
     recs: dict[str, InstrInfo] = {}
     for r in doc["records"]:
         mem = r.get("mem")
