@@ -61,13 +61,14 @@ def load_module(path: str) -> Module:
 
 
 def _check_builds(path: str) -> str | None:
-    """For an assembly candidate: does llvm-mc assemble it?  Returns the diagnostics or None."""
-    from ..llvm import MCPU, TRIPLE, run_tool
-    from ..errors import ToolFailedError
+    """For an assembly candidate: does it assemble and link (llvm-mc + ld.lld, through
+    :func:`asmevo.backend.assemble.assemble_bytes`)?  Returns the diagnostics or None."""
+    from ..backend.assemble import assemble_bytes
     try:
-        run_tool("llvm-mc", [f"-triple={TRIPLE}", f"-mcpu={MCPU}", "-filetype=obj",
-                             "-o", os.devnull, path])
-    except ToolFailedError as e:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        assemble_bytes(text, filename=path)
+    except (AsmevoError, OSError, UnicodeDecodeError) as e:
         return str(e)
     return None
 
