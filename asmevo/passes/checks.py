@@ -84,7 +84,45 @@ def static_violations(kernel: Kernel, am) -> list[str]:
     module = getattr(am, "module", None)
     out = register_bound_violations(kernel, module)
     out.extend(_analysis_violations(kernel, am))
+    out.extend(_verifier_violations(kernel, module))
     return sorted(out)
+
+
+def _verifier_violations(kernel: Kernel, module) -> list[str]:
+    """The verifier's candidate-only static checks (:mod:`asmevo.verify.static`: register
+    bounds against the granulated descriptor, descriptor counts, LDS/scratch budgets,
+    registers read before any write that the ABI does not initialise)."""
+    if module is None or not kernel.is_kernel:
+        return []
+    try:
+        from ..verify.abi import KernelFacts, descriptor_from_amdhsa
+        from ..verify.static import (budget_problems, check_descriptor_counts,
+                                     check_register_bounds, undefined_reads)
+    except ImportError:
+        return []
+    try:
+        kd, src = kernel.descriptor, "code-object"
+        if kd is None:
+            blk = module.amdhsa_kernel(kernel.name)
+            kd, src = (descriptor_from_amdhsa(blk.fields), "amdhsa") if blk is not None \
+                else (None, "none")
+        f = KernelFacts(kernel.name, kernel, kd, src, kernel.metadata, kernel.name + ".kd")
+        ev = []
+        if kd is not None:
+            ev += check_register_bounds(f, None) + check_descriptor_counts(f, None)
+        ev += [e for _, e in budget_problems(module, f, None, None)]
+        ev += undefined_reads(module, f, None, None)
+    except Exception as e:  # noqa: BLE001 - a verifier that cannot judge this kernel
+        return [f"verify: static checks failed: {type(e).__name__}: {e}"]
+    out = []
+    for e in ev:
+        regs = (e.data or {}).get("registers") if e.kind == "undefined-at-entry" else None
+        if regs:  # one message per register, so that reading fewer is not "new"
+            out += [f"verify: {kernel.name}: may read {''.join(map(str, r))} before writing it "
+                    "(not initialised by the kernel ABI)" for r in regs]
+        else:
+            out.append(f"verify: {e.message}")
+    return out
 
 
 def _analysis_violations(kernel: Kernel, am) -> list[str]:
