@@ -586,6 +586,7 @@ class _Builder:
         self.block: BasicBlock | None = None
         self.pending: list[Directive] = []
         self.anon = 0
+        self.taken: set[str] = set()  # labels defined in the file (anonymous names avoid them)
         self.label_lines: dict[str, int] = {}
 
     def is_kernel(self, name: str) -> bool:
@@ -628,6 +629,8 @@ class _Builder:
     def add_instruction(self, inst: Instruction) -> None:
         if self.kernel is None:
             self.anon += 1
+            while f"{ANON_PREFIX}{self.anon}" in self.taken:
+                self.anon += 1
             self.start_kernel(f"{ANON_PREFIX}{self.anon}")
         b = self.block
         if b is None or self.pending:
@@ -648,6 +651,7 @@ class _Builder:
 def _build(recs: list[tuple], func_syms: set[str], amdhsa_names: set[str],
            filename: str) -> Module:
     bld = _Builder(filename, amdhsa_names)
+    bld.taken = {lab for _n, labels, _s in recs if labels for lab in labels}
     items = bld.items
     amdhsa: AmdhsaKernel | None = None
     for n, labels, stmt in recs:
@@ -655,7 +659,7 @@ def _build(recs: list[tuple], func_syms: set[str], amdhsa_names: set[str],
             if amdhsa is not None:
                 raise AsmSyntaxError(f"label {lab!r} inside .amdhsa_kernel", file=filename,
                                      line=n, column=1)
-            if lab in func_syms:
+            if lab in func_syms or lab.startswith(ANON_PREFIX):
                 bld.start_kernel(lab)
             else:
                 bld.add_label(lab, n)

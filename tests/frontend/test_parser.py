@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from asmevo.errors import AsmSyntaxError
-from asmevo.frontend.asm_parser import parse_asm, parse_instruction
+from asmevo.frontend.asm_parser import ANON_PREFIX, parse_asm, parse_instruction
 from asmevo.ir import (AmdhsaKernel, Directive, Expr, Func, FuncList, Imm, Kernel, Label, LabelDef,
                        MetadataBlock, Reg, Special, Src, print_instruction, print_module)
 
@@ -208,3 +208,37 @@ def test_syntax_errors(text, line, col, fragment):
     assert (e.file, e.line, e.column) == ("bad.s", line, col)
     assert fragment in e.message
     assert str(e).startswith(f"bad.s:{line}:{col}: error: ")
+
+
+TWO_FUNCS = """\
+\t.text
+\t.type\tf,@function
+f:
+\ts_setpc_b64 s[30:31]
+.Lfunc_end0:
+\t.size\tf, .Lfunc_end0-f
+\t.p2align\t8
+\t.type\tg,@function
+g:
+\ts_nop 0
+\t.section\t.rodata,"a",@progbits
+tbl:
+\t.long\t1, 2
+\t.text
+\ts_endpgm
+"""
+
+
+def test_functions_end_at_size_and_section_change():
+    m = parse_asm(TWO_FUNCS, "two.s")
+    summary = [(type(it).__name__, getattr(it, "name", "")) for it in m.items]
+    assert summary == [
+        ("Directive", ".text"), ("Directive", ".type"), ("Kernel", "f"), ("LabelDef", ".Lfunc_end0"),
+        ("Directive", ".size"), ("Directive", ".p2align"), ("Directive", ".type"),
+        ("Kernel", "g"), ("Directive", ".section"), ("LabelDef", "tbl"), ("Directive", ".long"),
+        ("Directive", ".text"), ("Kernel", ANON_PREFIX + "1")]
+    assert [str(i) for i in m.kernel("f").instructions()] == ["s_setpc_b64 s[30:31]"]
+    assert [str(i) for i in m.kernel("g").instructions()] == ["s_nop 0"]
+    assert m.kernel("f").is_kernel  # no .amdhsa_kernel block in the file: the default
+    again = parse_asm(print_module(m))
+    assert [(type(it).__name__, getattr(it, "name", "")) for it in again.items] == summary
