@@ -662,6 +662,85 @@ def compile_vop3p(inst, spec, ctx, nxt):
     return run
 
 
+def compile_mix(inst, spec, ctx, nxt):
+    """V_FMA_MIX*: sources are f32, or f16 halves (op_sel) widened to f32 where op_sel_hi
+    is set; neg/abs apply after widening; mixlo/mixhi round the f32 result to f16 into
+    the low/high half of the destination, keeping the other half."""
+    _no_dpp(inst, "mixed-precision")
+    ops = inst.operands
+    if len(ops) != 4:
+        raise CompileError("v_fma_mix* takes a destination and three sources")
+    op_sel = inst.mod("op_sel") or (0, 0, 0)
+    op_sel_hi = inst.mod("op_sel_hi") or (0, 0, 0)
+    rds = []
+    for k, op in enumerate(ops[1:]):
+        if op_sel_hi[k]:
+            r16 = reader(base_of(op), "f16", hi16=bool(op_sel[k]))
+            r = (lambda wv, r16=r16: NP.fcvt(r16(wv), 32))
+        else:
+            r = reader(base_of(op), "f32")
+        if isinstance(op, Src) and (op.abs or op.neg):
+            ab, ng = op.abs, op.neg
+            r = (lambda wv, r=r, ab=ab, ng=ng: _fmods(r(wv), ab, ng))
+        rds.append(r)
+    mode = spec.extra["mix"]
+    d = _regs_of(ops[0])
+    clamp = bool(inst.mod("clamp"))
+    fn = spec.fn
+    r0, r1, r2 = rds
+    if mode == "f32":
+        wr = vwriter(d, "f32")
+    else:
+        wr = vwriter(d, "f16", hi16=(mode == "hi"), preserve=(mode == "lo"))
+
+    def run(wv):
+        v = fn(NP, r0(wv), r1(wv), r2(wv))
+        if mode != "f32":
+            v = NP.fcvt(v, 16)
+        if clamp:
+            v = NP.fclamp01(v)
+        wr(wv, v, None if wv.exec_all else wv.exec_mask)
+        return nxt
+    return run
+
+
+def _fmods(x, ab, ng):
+    if ab:
+        x = x & U32(0x7FFFFFFF)
+    if ng:
+        x = x ^ U32(0x80000000)
+    return x
+
+
+def compile_movrel(inst, spec, ctx, nxt):
+    """S_MOVRELS (sdst = SGPR[ssrc + M0]) and S_MOVRELD (SGPR[sdst + M0] = ssrc)."""
+    ops = inst.operands
+    n = spec.extra["size"] // 4
+    d, src = _sgpr_index(ops[0]), _sgpr_index(ops[1])
+    if d is None or (src is None and spec.name.startswith("s_movrels")):
+        raise CompileError("s_movrel operands must be SGPRs")
+    rel_src = spec.name.startswith("s_movrels")
+    sr = None if rel_src else sreader(ops[1], "b64" if n == 2 else "b32")
+
+    def run(wv):
+        m0 = wv.s.item(M0)
+        if rel_src:
+            j = src + m0
+            if j + n > 102:
+                raise EmuError(f"kernel: s_movrels reads SGPR {j} beyond s101 (M0={m0})")
+            for k in range(n):
+                wv.s[d + k] = wv.s[j + k]
+        else:
+            j = d + m0
+            if j + n > 102:
+                raise EmuError(f"kernel: s_movreld writes SGPR {j} beyond s101 (M0={m0})")
+            v = int(sr(wv))
+            for k in range(n):
+                wv.s[j + k] = (v >> (32 * k)) & 0xFFFFFFFF
+        return nxt
+    return run
+
+
 # ----------------------------------------------------------------------------- SALU
 def _s_imm_fix(inst, op, ty):
     """SOPK 16-bit immediates: sign-extended for _i32 forms, zero-extended for _u32."""
@@ -1832,6 +1911,7 @@ COMPILERS = {
     "sopc": compile_sopc, "branch": compile_branch, "lane": compile_lane, "sys": compile_sys,
     "smem": compile_smem, "vmem": compile_vmem, "vmem_atomic": compile_vmem_atomic,
     "mubuf": compile_mubuf, "mubuf_atomic": compile_mubuf, "ds": compile_ds, "mfma": compile_mfma,
+    "mix": compile_mix, "movrel": compile_movrel,
     "nop": _simple("nop"), "barrier": _simple("barrier"), "endpgm": _simple("endpgm"),
 }
 

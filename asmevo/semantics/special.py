@@ -38,6 +38,8 @@ for n in ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_setreg_b32", "s_getre
     K(n, "sys")
 for n in ("v_readlane_b32", "v_writelane_b32", "v_readfirstlane_b32"):
     K(n, "lane")
+for n in ("s_movrels_b32", "s_movrels_b64", "s_movreld_b32", "s_movreld_b64"):
+    K(n, "movrel", size=8 if n.endswith("64") else 4)
 # SMEM
 for sz in ("dword", "dwordx2", "dwordx4", "dwordx8", "dwordx16"):
     K(f"s_load_{sz}", "smem", size=_SIZES[sz])

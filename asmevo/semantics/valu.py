@@ -515,6 +515,12 @@ def _sat_pack(signed):
 V("v_cvt_pk_i16_i32", "b32", "i32 i32", _sat_pack(True))
 V("v_cvt_pk_u16_u32", "b32", "u32 u32", _sat_pack(False))
 
+# mixed precision FMA (VOP3P): each source is f32, or the f16 half chosen by op_sel converted
+# to f32 when its op_sel_hi bit is set; the consumer converts the operands (like modifiers)
+# and, for mixlo/mixhi, rounds the f32 result to f16 into the low/high half.
+for _n, _m in (("v_fma_mix_f32", "f32"), ("v_fma_mixlo_f16", "lo"), ("v_fma_mixhi_f16", "hi")):
+    define(_n, lambda B, a, b, d: B.ffma(a, b, d), "mix", "f32", "f32 f32 f32", mix=_m)
+
 # ---------------------------------------------------------------- packed (VOP3P element functions)
 P("v_pk_fma_f16", "f16", "f16 f16 f16", lambda B, a, b, d: B.ffma(a, b, d))
 P("v_pk_add_f16", "f16", "f16 f16", lambda B, a, b: B.fadd(a, b))

@@ -718,6 +718,9 @@ def step(st: SymState, inst) -> None:
     if k == "mfma":
         _mfma(st, inst, spec)
         return
+    if k == "mix":
+        _mix(st, inst, spec)
+        return
     if k == "vmem" and spec.extra["seg"] in ("global", "scratch"):
         _vmem(st, inst, spec)
         return
@@ -974,6 +977,39 @@ def _sdwa_sel(x, sel, sext):
         return x
     f = z3.Extract(sh + n - 1, sh, x)
     return (z3.SignExt if sext else z3.ZeroExt)(32 - n, f)
+
+
+def _mix(st, inst, spec):
+    """V_FMA_MIX*: f16 halves (op_sel) widened to f32 where op_sel_hi is set; mixlo/mixhi
+    round to f16 into one half of the destination (as the emulator)."""
+    B = st.B
+    ops = inst.operands
+    op_sel = inst.mod("op_sel") or (0, 0, 0)
+    op_sel_hi = inst.mod("op_sel_hi") or (0, 0, 0)
+    srcs = []
+    for k, op in enumerate(ops[1:]):
+        b = base_of(op)
+        if op_sel_hi[k]:
+            v = B.fcvt(_read(st, b, "f16", hi16=bool(op_sel[k])), 32)
+        else:
+            v = _read(st, b, "f32")
+        if isinstance(op, Src):
+            if op.abs:
+                v = B.fabs(v)
+            if op.neg:
+                v = B.fneg(v)
+        srcs.append(v)
+    r = spec.fn(B, *srcs)
+    mode = spec.extra["mix"]
+    if mode != "f32":
+        r = B.fcvt(r, 16)
+    if inst.mod("clamp"):
+        r = B.fclamp01(r)
+    act = st.active()
+    if mode == "f32":
+        _write_v(st, ops[0], "f32", r, act)
+    else:
+        _write_v(st, ops[0], "f16", r, act, hi16=(mode == "hi"), preserve=(mode == "lo"))
 
 
 _ELEM_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8, "fp8": 8, "bf8": 8}

@@ -383,3 +383,23 @@ def test_unsupported_forms_stop_with_a_message(snippet):
     s = snippet(["v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], 0 cbsz:1 abid:1"])
     with pytest.raises(EmuError, match="cbsz"):
         s.run()
+
+
+def test_fma_mix_and_movrel(snippet):
+    s = snippet(["v_fma_mix_f32 v4, v0, v1, v2 op_sel:[1,0,0] op_sel_hi:[1,1,0]",
+                 "v_fma_mixlo_f16 v5, -v0, v1, v2 op_sel_hi:[1,1,0]",
+                 "v_fma_mixhi_f16 v6, v0, v1, v2 op_sel_hi:[1,1,0]",
+                 "s_mov_b32 m0, 2", "s_movrels_b32 s10, s4", "s_movreld_b32 s20, s4"])
+    s.w.v[0] = np.array([3.0, 2.0], np.float16).view(np.uint32)[0]    # lo 3.0, hi 2.0
+    s.w.v[1] = np.array([5.0, 0.0], np.float16).view(np.uint32)[0]    # lo 5.0
+    s.w.v[2] = np.float32(0.25).view(np.uint32)
+    s.w.v[5] = 0xAAAA0000
+    s.w.v[6] = 0x0000BBBB
+    s.w.s[4], s.w.s[6] = 11, 66
+    s.run()
+    assert (s.w.v[4].view(np.float32) == 10.25).all()              # 2.0 (hi half) * 5 + 0.25
+    lo = np.array([s.w.v[5, 0]], np.uint32).view(np.float16)
+    assert lo[0] == -14.75 and lo[1].view(np.uint16) == 0xAAAA      # high half kept
+    hi = np.array([s.w.v[6, 0]], np.uint32).view(np.float16)
+    assert hi[1] == 15.25 and hi[0].view(np.uint16) == 0xBBBB
+    assert s.w.s[10] == 66 and s.w.s[22] == 11

@@ -291,13 +291,14 @@ def test_symexec_swizzle_sdwa_lds_match_emulator():
     v0 = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
     v1 = (np.arange(64, dtype=np.uint32) * 8)
     _compare_with_emulator(
-        ["ds_swizzle_b32 v2, v0 offset:swizzle(SWAP,4)",
+        ["v_fma_mixlo_f16 v10, -v0, v1, v6 op_sel:[1,0,0] op_sel_hi:[1,1,0]",
+         "ds_swizzle_b32 v2, v0 offset:swizzle(SWAP,4)",
          "ds_swizzle_b32 v3, v0 offset:swizzle(BITMASK_PERM,\"01pi0\")",
          "ds_bpermute_b32 v4, v1, v0 offset:8",
          "v_mov_b32_sdwa v5, v0 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_2",
          "v_add_u32_sdwa v6, v0, v2 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:BYTE_0",
          "ds_write2_b32 v1, v0, v2 offset1:1", "ds_read2_b32 v[8:9], v1 offset1:1"],
-        {0: v0, 1: v1, 6: np.full(64, 0x12345678, np.uint32)}, {}, [2, 3, 4, 5, 6, 8, 9])
+        {0: v0, 1: v1, 6: np.full(64, 0x12345678, np.uint32)}, {}, [2, 3, 4, 5, 6, 8, 9, 10])
 
 
 def test_symexec_buffer_range_check():
