@@ -543,8 +543,14 @@ def summarize(outcomes: list[Outcome]) -> dict:
             k[o.outcome] += 1
         good = [o for o in xs if (o.outcome != "accepted") == want]
         bad = [o for o in xs if (o.outcome != "accepted") != want]
+        from .verdict import Status
+        by_layer: dict = {}
+        for st, n in by_status.items():
+            layer = Status(st).layer if Status(st).outcome == "rejected" else Status(st).outcome
+            by_layer[layer] = by_layer.get(layer, 0) + n
         res[label] = {"n": len(xs), "good": len(good),
                       "rate": (len(good) / len(xs)) if xs else None,
+                      "by_layer": dict(sorted(by_layer.items())),
                       "by_status": dict(sorted(by_status.items())), "by_kind": by_kind,
                       "misses": [f"{o.mutation.describe()} => {o.status}: {o.message[:160]}"
                                  for o in bad]}

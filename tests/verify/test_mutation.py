@@ -88,3 +88,23 @@ def test_full_mutation_rates(full):
     assert full["changing"]["misses"] == []
     if _hazards_available():
         assert full["preserving"]["rate"] >= 0.99, full["preserving"]["misses"]
+
+
+def test_generated_edits_are_single_legal_edits(corpus_dir):
+    from asmevo.verify.mutate import CHANGING_KINDS, PRESERVING_KINDS, legal_texts
+    text = (corpus_dir / "int_bitops_u32.s").read_text()
+    m = parse_asm(text, "int_bitops_u32.s")
+    muts = generate(m, seed=3)
+    kinds = {x.kind for x in muts}
+    assert {"swap-noncommutative", "reg-index", "const", "swap-dependent"} <= kinds
+    assert {"reorder-independent", "peephole"} <= kinds
+    for x in muts:
+        assert x.changing == (x.kind in CHANGING_KINDS) and (x.kind in PRESERVING_KINDS) != x.changing
+        ko, kc = m.kernel(x.kernel), x.module.kernel(x.kernel)
+        diff = [i for i, (a, b) in enumerate(zip(ko.blocks, kc.blocks))
+                if [y.key() for y in a.instructions] != [y.key() for y in b.instructions]]
+        assert diff == [x.block]
+    # every new instruction is accepted by llvm-mc (the legality oracle)
+    ok = legal_texts([i.text() for x in muts for i in x.new])
+    assert all(ok.values())
+    assert legal_texts(["v_add_u32_e32 v0, s1, s2"]) == {"v_add_u32_e32 v0, s1, s2": False}
