@@ -1805,6 +1805,8 @@ def _unpack_elems(raw: np.ndarray, ty: str):
         return h.view(np.float32).astype(np.float64)
     if ty == "f32":
         return b.view(np.float32).astype(np.float64)
+    if ty == "f64":
+        return b.view(np.float64)
     if ty == "i8":
         return b.view(np.int8).astype(np.int64)
     if ty in ("fp8", "bf8"):
@@ -1851,7 +1853,8 @@ def compile_mfma(inst, spec, ctx, nxt):
     d = _regs_of(ops[0])
     A, Bop = _regs_of(ops[1]), _regs_of(ops[2])
     C = base_of(ops[3])
-    nacc = M * N // 64
+    nacc = M * N // 64                      # accumulator elements per lane
+    nregs = nacc * (2 if acc == "f64" else 1)
     Ai, Ak, Bl, Bk, Dl, Dk = _mfma_maps(M, N, K)
 
     def regs(wv, r):
@@ -1860,7 +1863,7 @@ def compile_mfma(inst, spec, ctx, nxt):
 
     cconst = None
     if isinstance(C, Imm):
-        cconst = imm_bits(C.value, acc, C.text)
+        cconst = imm_bits(C.value, "f64" if acc == "f64" else acc, C.text)
 
     def run(wv):
         ea = _unpack_elems(regs(wv, A), ty)
@@ -1870,19 +1873,23 @@ def compile_mfma(inst, spec, ctx, nxt):
         Am = ea[Ai, Ak]
         Bm = eb[Bl, Bk]
         if cconst is not None:
-            cm = np.full((64, nacc), cconst, U32)
+            cm = np.full((64, nacc), cconst, U64 if acc == "f64" else U32)
         else:
             cm = np.ascontiguousarray(regs(wv, C))
         if acc == "f32":
             cv = cm.view(np.float32).astype(np.float64)[Dl, Dk]
             Dm = (cv + Am @ Bm).astype(np.float32).view(U32)
+        elif acc == "f64":
+            # f64 MFMA: products and sums in float64, summed in k order
+            cv = cm.view(np.float64)[Dl, Dk]
+            Dm = (cv + Am @ Bm).view(U64)
         else:
             cv = cm.view(np.int32).astype(np.int64)[Dl, Dk]
             Dm = ((cv + Am @ Bm) & 0xFFFFFFFF).astype(U32)
-        out = np.zeros((64, nacc), U32)
+        out = np.zeros((64, nacc), Dm.dtype)
         out[Dl, Dk] = Dm
         F = wv.v if d.file == "v" else wv.a
-        F[d.index:d.index + nacc] = out.T
+        F[d.index:d.index + nregs] = np.ascontiguousarray(out).view(U32).T
         return nxt
     return run
 

@@ -238,6 +238,25 @@ for _n, _f in (("and", lambda B, s, e: B.and_(s, e)), ("or", lambda B, s, e: B.o
       lambda B, s, e, _f=_f: (lambda r: (e, r, nz(B, r)))(_f(B, s, e)),
       imp_in="exec", imp_out="exec scc")
 
+# wrexec: EXEC = f(ssrc, EXEC); sdst = the new EXEC; SCC = EXEC != 0
+for _n, _f in (("andn1_wrexec", lambda B, s, e: B.and_(B.not_(s), e)),
+               ("andn2_wrexec", lambda B, s, e: B.and_(s, B.not_(e)))):
+    S(f"s_{_n}_b64", "b64", "b64", lambda B, s, e, _f=_f: (lambda r: (r, r, nz(B, r)))(_f(B, s, e)),
+      imp_in="exec", imp_out="exec scc")
+
+
+def _bitreplicate(B, a):
+    """S_BITREPLICATE_B64_B32: each bit of the 32-bit source twice, into 64 bits."""
+    r = c(B, 0, 64)
+    x = B.zext(a, 64)
+    for i in range(32):
+        bit = B.and_(B.lshr(x, c(B, i, 64)), c(B, 1, 64))
+        r = B.or_(r, B.mul(bit, c(B, 3 << (2 * i), 64)))
+    return r
+
+
+S("s_bitreplicate_b64_b32", "b64", "b32", _bitreplicate, imp_out="")
+
 # SOPC compares
 for _w, _ty in ((32, ("i32", "u32")), (64, ("u64",))):
     for _t in _ty:

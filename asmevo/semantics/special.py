@@ -140,6 +140,8 @@ _MFMA = {
     "v_mfma_f32_16x16x4_f32": (16, 16, 4, "f32", "f32"),
     "v_mfma_i32_16x16x32_i8": (16, 16, 32, "i8", "i32"),
     "v_mfma_i32_32x32x16_i8": (32, 32, 16, "i8", "i32"),
+    "v_mfma_f64_16x16x4_f64": (16, 16, 4, "f64", "f64"),
+    "v_mfma_f64_16x16x4f64": (16, 16, 4, "f64", "f64"),
 }
 for n, (M, N, Kk, ty, acc) in _MFMA.items():
     K(n, "mfma", M=M, N=N, K=Kk, ty=ty, tyb=ty, acc=acc)

@@ -495,6 +495,49 @@ def _sad(n, bits, hi=False):
 
 
 V("v_sad_u8", "u32", "b32 b32 u32", _sad(4, 8))
+
+
+def _msad_u8(B, a, b, acc):
+    """V_MSAD_U8: sum of |a.byte - b.byte| over the bytes where b.byte != 0, plus acc."""
+    xs, ys = _lanes_of(B, a, 4, 8, False), _lanes_of(B, b, 4, 8, False)
+    r = acc
+    for x, y in zip(xs, ys):
+        r = B.add(r, B.select(B.eq(y, _u32(B, 0)), _u32(B, 0), B.sub(B.umax(x, y), B.umin(x, y))))
+    return r
+
+
+def _lerp_u8(B, a, b, c_):
+    """V_LERP_U8: per byte (a + b + c.bit0_of_byte) >> 1 (unsigned average with rounding bit)."""
+    xs, ys = _lanes_of(B, a, 4, 8, False), _lanes_of(B, b, 4, 8, False)
+    r = _u32(B, 0)
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        rb = B.and_(B.lshr(c_, _u32(B, 8 * i)), _u32(B, 1))
+        r = B.or_(r, B.shl(B.lshr(B.add(B.add(x, y), rb), _u32(B, 1)), _u32(B, 8 * i)))
+    return r
+
+
+def _sat_pk_u8_i16(B, a):
+    """V_SAT_PK_U8_I16: two i16 saturated to u8, packed into the low 16 bits."""
+    out = _u32(B, 0)
+    for i in range(2):
+        h = B.ashr(B.shl(a, _u32(B, 16 - 16 * i)), _u32(B, 16))
+        h = B.select(B.slt(h, _u32(B, 0)), _u32(B, 0), B.select(B.sgt(h, _u32(B, 255)), _u32(B, 255), h))
+        out = B.or_(out, B.shl(h, _u32(B, 8 * i)))
+    return B.trunc(out, 16)
+
+
+V("v_msad_u8", "u32", "b32 b32 u32", _msad_u8)
+V("v_lerp_u8", "u32", "b32 b32 b32", _lerp_u8)
+V("v_sat_pk_u8_i16", "b16", "b32", _sat_pk_u8_i16)
+V("v_dot4c_i32_i8", "i32", "b32 b32", lambda B, a, b, d: _dot(4, 8, True)(B, a, b, d), tied=True)
+V("v_dot8c_i32_i4", "i32", "b32 b32", lambda B, a, b, d: _dot(8, 4, True)(B, a, b, d), tied=True)
+V("v_add_i16", "i16", "i16 i16", lambda B, a, b: B.add(a, b))
+V("v_sub_i16", "i16", "i16 i16", lambda B, a, b: B.sub(a, b))
+V("v_subrev_u16", "u16", "u16 u16", lambda B, a, b: B.sub(b, a))
+V("v_mul_hi_i32_i24", "i32", "i32 i32",
+  lambda B, a, b: B.trunc(B.ashr(B.mul(B.sext(_i24(B, a), 64), B.sext(_i24(B, b), 64)),
+                                 c(B, 32, 64)), 32))
+V("v_mac_f16", "f16", "f16 f16", lambda B, a, b, d: B.fadd(B.fmul(a, b), d), tied=True)
 V("v_sad_hi_u8", "u32", "b32 b32 u32", _sad(4, 8, hi=True))
 V("v_sad_u16", "u32", "b32 b32 u32", _sad(2, 16))
 

@@ -1012,7 +1012,7 @@ def _mix(st, inst, spec):
         _write_v(st, ops[0], "f16", r, act, hi16=(mode == "hi"), preserve=(mode == "lo"))
 
 
-_ELEM_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8, "fp8": 8, "bf8": 8}
+_ELEM_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8, "fp8": 8, "bf8": 8, "f64": 64}
 
 
 def _mfma(st, inst, spec):
@@ -1037,8 +1037,10 @@ def _mfma(st, inst, spec):
 
     def elem(units, eb, k, lane_expr):
         bit = (k % KL) * eb
-        word = st.get(units[bit // 32])
-        v = z3.Extract(bit % 32 + eb - 1, bit % 32, word)
+        if eb == 64:
+            v = z3.Concat(st.get(units[bit // 32 + 1]), st.get(units[bit // 32]))
+        else:
+            v = z3.Extract(bit % 32 + eb - 1, bit % 32, st.get(units[bit // 32]))
         return z3.substitute(v, (L, lane_expr))
     nacc = M * N // 64
     d_units = _units_of(d)
@@ -1052,10 +1054,18 @@ def _mfma(st, inst, spec):
         i = g * 4 + c6(it % 4)
         a_elems = [elem(a_units, eba, k, i + c6(M * (k // KL))) for k in range(K)]
         b_elems = [elem(b_units, ebb, k, j + c6(N * (k // KL))) for k in range(K)]
-        cv = z3.BitVecVal(imm_bits(C.value, ex["acc"], C.text), 32) if c_units is None \
-            else st.get(c_units[it])
-        results.append(st.B.uf(f"mfma_{spec.name}", cv, *a_elems, *b_elems, ret_bits=32))
-    for u, r in zip(d_units, results):
+        if ex["acc"] == "f64":
+            cv = z3.BitVecVal(imm_bits(C.value, "f64", C.text), 64) if c_units is None \
+                else z3.Concat(st.get(c_units[2 * it + 1]), st.get(c_units[2 * it]))
+            results.append(st.B.uf(f"mfma_{spec.name}", cv, *a_elems, *b_elems, ret_bits=64))
+        else:
+            cv = z3.BitVecVal(imm_bits(C.value, ex["acc"], C.text), 32) if c_units is None \
+                else st.get(c_units[it])
+            results.append(st.B.uf(f"mfma_{spec.name}", cv, *a_elems, *b_elems, ret_bits=32))
+    parts = []
+    for r in results:
+        parts += [z3.Extract(31, 0, r), z3.Extract(63, 32, r)] if r.size() == 64 else [r]
+    for u, r in zip(d_units, parts):
         st.set(u, r)
 
 

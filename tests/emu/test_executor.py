@@ -403,3 +403,23 @@ def test_fma_mix_and_movrel(snippet):
     hi = np.array([s.w.v[6, 0]], np.uint32).view(np.float16)
     assert hi[1] == 15.25 and hi[0].view(np.uint16) == 0xBBBB
     assert s.w.s[10] == 66 and s.w.s[22] == 11
+
+
+def test_mfma_f64(snippet):
+    rng = np.random.default_rng(2)
+    s = snippet(["v_mfma_f64_16x16x4_f64 v[8:15], v[0:1], v[2:3], 0"])
+    A = rng.uniform(-1, 1, (16, 4))
+    Bm = rng.uniform(-1, 1, (4, 16))
+    a = np.zeros(64)
+    b = np.zeros(64)
+    for k in range(4):          # A[i][k] in lane i + 16k, B[k][j] in lane j + 16k
+        a[np.arange(16) + 16 * k] = A[:, k]
+        b[np.arange(16) + 16 * k] = Bm[k, :]
+    s.w.v[0:2] = a.view(np.uint32).reshape(64, 2).T
+    s.w.v[2:4] = b.view(np.uint32).reshape(64, 2).T
+    s.run()
+    D = A @ Bm
+    got = np.ascontiguousarray(s.w.v[8:16].T).view(np.float64)   # (64, 4)
+    for i in range(16):
+        for j in range(16):
+            assert np.isclose(got[j + 16 * (i // 4), i % 4], D[i, j], rtol=1e-14, atol=1e-15)
