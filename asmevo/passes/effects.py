@@ -187,7 +187,7 @@ def _classify(inst: Instruction) -> Effects:
         uses.update(EXEC)
         if op.startswith(("scratch_", "flat_")):
             uses.update(FLAT_SCRATCH)
-        if inst.has_mod("lds"):
+        if inst.has_mod("lds") or "_lds_" in op:  # LDS-DMA: writes LDS, not VGPRs
             uses.update(M0)
             defs_ops = []
         elif "_load" in op or (("_atomic" in op) and _returns(inst)):

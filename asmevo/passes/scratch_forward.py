@@ -24,7 +24,7 @@ def _access(inst: Instruction):
     op = inst.opcode
     if not op.startswith("scratch_"):
         return None
-    if inst.has_mod("lds"):
+    if inst.has_mod("lds") or "lds" in op:  # LDS-DMA forms: leave the kernel alone
         return None
     m = _WIDTH.match(op)
     ops = inst.operands
