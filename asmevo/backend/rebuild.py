@@ -11,6 +11,10 @@ into a code object:
 2. :func:`sync_descriptors` / :func:`sync_metadata` rewrite the descriptor
    items (``.amdhsa_kernel`` block or raw ``NAME.kd`` data) and the metadata
    (YAML or raw note) from ``Kernel.descriptor`` / ``Kernel.metadata``;
+   For a module parsed from text, each ``.amdhsa_kernel`` block is kept as written
+   unless ``Kernel.descriptor`` changed (then it is rewritten), register growth edits
+   the block's own ``.amdhsa_next_free_*`` fields, and an edited ``Kernel.metadata``
+   rewrites the ``.amdgpu_metadata`` YAML (:func:`sync_text_metadata`);
 3. when the module came from a code object and every instruction keeps its
    size and place, the original file is patched in place
    (:func:`asmevo.backend.patch.patch_in_place`); otherwise the module is

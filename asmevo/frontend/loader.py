@@ -3,7 +3,9 @@
 * code objects (``.co``, ``.hsaco``, any file starting with the ELF magic) are
   disassembled (:func:`asmevo.frontend.disasm.disassemble`);
 * assembly text (``.s``, ``.amdgcn``, ``.asm``, anything else) is parsed
-  (:func:`asmevo.frontend.asm_parser.parse_asm`).  Triton's
+  (:func:`asmevo.frontend.asm_parser.parse_asm`) and each kernel gets the
+  ``descriptor`` and ``metadata`` a code object assembled from it would hold
+  (:func:`fill_text_abi`), so both kinds of input give the same ABI facts.  Triton's
   ``.amdgcn_target "amdgpu9.42-amd-amdhsa-unknown-gfx942"`` line is kept as
   written; :mod:`asmevo.backend.assemble` rewrites it for llvm-mc 19.
 """

@@ -10,6 +10,7 @@ a ``warnings`` list, never fixed.
 
 from __future__ import annotations
 
+import re as _re
 import struct
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,18 +203,7 @@ def decode_metadata(data: bytes, *, file: str | None = None, offset: int | None 
     if not isinstance(raw, dict):
         raise CodeObjectError("NT_AMDGPU_METADATA: expected a MessagePack map at the top level, got "
                               f"{type(raw).__name__}", file=file, offset=offset)
-    ver = raw.get("amdhsa.version")
-    kernels = []
-    for k in raw.get("amdhsa.kernels", []) or []:
-        if not isinstance(k, dict):
-            raise CodeObjectError("NT_AMDGPU_METADATA: amdhsa.kernels entry is not a map",
-                                  file=file, offset=offset)
-        kernels.append(KernelMeta.from_dict(k))
-    md = Metadata(version=tuple(ver) if isinstance(ver, list) else None,
-                  target=raw.get("amdhsa.target"), kernels=kernels, raw=raw)
-    for k in kernels:
-        md.warnings.extend(k.warnings)
-    return md
+    return metadata_from_map(raw, file=file, offset=offset)
 
 
 @dataclass
@@ -320,8 +310,6 @@ def to_yaml(raw: dict) -> str:
 
 
 # -- reading .amdgpu_metadata YAML with llvm-mc's types ------------------------
-
-import re as _re
 
 _UINT_RE = {16: _re.compile(r"[0-9a-fA-F]+"), 8: _re.compile(r"[0-7]+"), 2: _re.compile(r"[01]+"),
             10: _re.compile(r"[0-9]+")}
@@ -434,7 +422,8 @@ def metadata_from_map(raw: dict, *, file: str | None = None, offset: int | None 
     kernels = []
     for k in raw.get("amdhsa.kernels", []) or []:
         if not isinstance(k, dict):
-            raise CodeObjectError("amdhsa.kernels entry is not a map", file=file, offset=offset)
+            raise CodeObjectError("NT_AMDGPU_METADATA: amdhsa.kernels entry is not a map",
+                                  file=file, offset=offset)
         kernels.append(KernelMeta.from_dict(k))
     md = Metadata(version=tuple(ver) if isinstance(ver, list) else None,
                   target=raw.get("amdhsa.target"), kernels=kernels, raw=raw)
