@@ -116,6 +116,12 @@ def run(args) -> int:
         raise AsmevoError("no such file", file=args.input)
     if os.path.isdir(args.input):
         raise AsmevoError("is a directory, expected a code object file", file=args.input)
+    from ..frontend.loader import is_code_object
+    if not is_code_object(args.input) and os.path.getsize(args.input) > 0 \
+            and not args.input.endswith((".co", ".hsaco")):
+        raise AsmevoError("expected a code object (ELF), got a file that is not one; for assembly "
+                          "text use 'asmevo asm' and run roundtrip on its output", file=args.input,
+                          offset=0)
     if args.keep:
         if os.path.exists(args.keep) and not os.path.isdir(args.keep):
             raise AsmevoError("--keep: exists and is not a directory", file=args.keep)
