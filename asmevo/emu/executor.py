@@ -601,6 +601,7 @@ def compile_vop3p(inst, spec, ctx, nxt):
     ns = len(spec.src)
     if len(ops) != 1 + ns:
         raise CompileError("packed instruction operand count")
+    _ = ns
     op_sel = inst.mod("op_sel") or (0,) * ns
     op_sel_hi = inst.mod("op_sel_hi") or (1,) * ns
     neg_lo = inst.mod("neg_lo") or (0,) * ns
@@ -635,6 +636,14 @@ def compile_vop3p(inst, spec, ctx, nxt):
         return f
     lo_rd = [pick(k, False) for k in range(ns)]
     hi_rd = [pick(k, True) for k in range(ns)]
+    if spec.extra.get("tied"):      # v_pk_fmac: the destination's own halves
+        rdst = reader(base_of(ops[0]), pair_ty)
+        if ew == 32:
+            lo_rd.append(lambda wv: rdst(wv).astype(U32))
+            hi_rd.append(lambda wv: (rdst(wv) >> U64(32)).astype(U32))
+        else:
+            lo_rd.append(lambda wv: rdst(wv).astype(U16))
+            hi_rd.append(lambda wv: (rdst(wv) >> U32(16)).astype(U16))
     if spec.name == "v_pk_mov_b32":
         # D.lo = src0 half op_sel[0], D.hi = src1 half op_sel[1] (op_sel_hi unused)
         sel = list(inst.mod("op_sel") or (0, 0))
@@ -710,6 +719,25 @@ def _fmods(x, ab, ng):
     if ng:
         x = x ^ U32(0x80000000)
     return x
+
+
+def compile_swap(inst, spec, ctx, nxt):
+    """V_SWAP_B32 vdst, vsrc: exchange the two VGPRs in active lanes."""
+    a, b = _regs_of(inst.operands[0]), _regs_of(inst.operands[1])
+    if a.file != "v" or b.file != "v":
+        raise CompileError("v_swap_b32 operands must be VGPRs")
+    i, j = a.index, b.index
+
+    def run(wv):
+        x, y = wv.v[i].copy(), wv.v[j].copy()
+        m = None if wv.exec_all else wv.exec_mask
+        if m is None:
+            wv.v[i], wv.v[j] = y, x
+        else:
+            np.copyto(wv.v[i], y, where=m)
+            np.copyto(wv.v[j], x, where=m)
+        return nxt
+    return run
 
 
 def compile_movrel(inst, spec, ctx, nxt):
@@ -1918,7 +1946,7 @@ COMPILERS = {
     "sopc": compile_sopc, "branch": compile_branch, "lane": compile_lane, "sys": compile_sys,
     "smem": compile_smem, "vmem": compile_vmem, "vmem_atomic": compile_vmem_atomic,
     "mubuf": compile_mubuf, "mubuf_atomic": compile_mubuf, "ds": compile_ds, "mfma": compile_mfma,
-    "mix": compile_mix, "movrel": compile_movrel,
+    "mix": compile_mix, "movrel": compile_movrel, "swap": compile_swap,
     "nop": _simple("nop"), "barrier": _simple("barrier"), "endpgm": _simple("endpgm"),
 }
 

@@ -38,6 +38,7 @@ for n in ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_setreg_b32", "s_getre
     K(n, "sys")
 for n in ("v_readlane_b32", "v_writelane_b32", "v_readfirstlane_b32"):
     K(n, "lane")
+K("v_swap_b32", "swap")
 for n in ("s_movrels_b32", "s_movrels_b64", "s_movreld_b32", "s_movreld_b64"):
     K(n, "movrel", size=8 if n.endswith("64") else 4)
 # SMEM
@@ -122,6 +123,10 @@ for op, ty in (("add", "u32"), ("sub", "u32"), ("rsub", "u32"), ("inc", "u32"), 
         aop64 = {"add_f32": "add_f64"}.get(aop, aop)
         K(f"ds_{op}_{ty64}", "ds", op="atomic", aop=aop64, ret=False, size=8)
         K(f"ds_{op}_rtn_{ty64}", "ds", op="atomic", aop=aop64, ret=True, size=8)
+for op, sz in (("min_f64", 8), ("max_f64", 8), ("pk_add_f16", 4), ("pk_add_bf16", 4)):
+    name, ty = op.rsplit("_", 1)
+    K(f"ds_{op}", "ds", op="atomic", aop=op, ret=False, size=sz)
+    K(f"ds_{name}_rtn_{ty}", "ds", op="atomic", aop=op, ret=True, size=sz)
 for n in ("ds_wrxchg_rtn_b32", "ds_wrxchg_rtn_b64"):
     K(n, "ds", op="atomic", aop="swap", ret=True, size=4 if n.endswith("b32") else 8)
 K("ds_swizzle_b32", "ds", op="swizzle", size=4)

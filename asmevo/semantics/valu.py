@@ -537,6 +537,25 @@ V("v_subrev_u16", "u16", "u16 u16", lambda B, a, b: B.sub(b, a))
 V("v_mul_hi_i32_i24", "i32", "i32 i32",
   lambda B, a, b: B.trunc(B.ashr(B.mul(B.sext(_i24(B, a), 64), B.sext(_i24(B, b), 64)),
                                  c(B, 32, 64)), 32))
+def _norm(signed):
+    """f -> snorm16 (clamp to [-1, 1], x 32767) or unorm16 (clamp to [0, 1], x 65535),
+    rounded to nearest even (NaN -> 0)."""
+    def f(B, a):
+        w = B.width(a)
+        x = B.fcvt(a, 32) if w != 32 else a
+        lo = c(B, 0xBF800000 if signed else 0, 32)
+        x = B.fmin(B.fmax(x, lo), c(B, 0x3F800000, 32))
+        x = B.fmul(x, c(B, 0x46FFFE00 if signed else 0x477FFF00, 32))   # 32767.0 / 65535.0
+        r = B.f2i(B.frndne(x), 32, signed)
+        return B.trunc(B.select(B.isnan(a), c(B, 0, 32), r), 16)
+    return f
+
+
+for _t, _sg in (("i16", True), ("u16", False)):
+    V(f"v_cvt_norm_{_t}_f16", _t, "f16", _norm(_sg))
+    for _f in ("f16", "f32"):
+        V(f"v_cvt_pknorm_{_t}_{_f}", "b32", f"{_f} {_f}",
+          lambda B, a, b, _n=_norm(_sg): B.concat(_n(B, b), _n(B, a)))
 V("v_mac_f16", "f16", "f16 f16", lambda B, a, b, d: B.fadd(B.fmul(a, b), d), tied=True)
 V("v_sad_hi_u8", "u32", "b32 b32 u32", _sad(4, 8, hi=True))
 V("v_sad_u16", "u32", "b32 b32 u32", _sad(2, 16))
@@ -575,6 +594,7 @@ P("v_pk_sub_u16", "u16", "u16 u16", lambda B, a, b: B.sub(a, b))
 P("v_pk_mul_lo_u16", "u16", "u16 u16", lambda B, a, b: B.mul(a, b))
 P("v_pk_fma_f32", "f32", "f32 f32 f32", lambda B, a, b, d: B.ffma(a, b, d))
 P("v_pk_add_i16", "i16", "i16 i16", lambda B, a, b: B.add(a, b))
+define("v_pk_fmac_f16", lambda B, a, b, d: B.ffma(a, b, d), "vop3p", "f16", "f16 f16", tied=True)
 P("v_pk_sub_i16", "i16", "i16 i16", lambda B, a, b: B.sub(a, b))
 P("v_pk_max_i16", "i16", "i16 i16", lambda B, a, b: B.smax(a, b))
 P("v_pk_min_i16", "i16", "i16 i16", lambda B, a, b: B.smin(a, b))

@@ -721,6 +721,13 @@ def step(st: SymState, inst) -> None:
     if k == "mix":
         _mix(st, inst, spec)
         return
+    if k == "swap":
+        a, b = base_of(ops[0]), base_of(ops[1])
+        x, y = _read(st, a, "b32"), _read(st, b, "b32")
+        act = st.active()
+        _write_v(st, a, "b32", y, act)
+        _write_v(st, b, "b32", x, act)
+        return
     if k == "vmem" and spec.extra["seg"] in ("global", "scratch"):
         _vmem(st, inst, spec)
         return
@@ -854,6 +861,14 @@ def _vop3p(st, inst, spec):
         if (neg_hi if hi else neg_lo)[k] and ety[0] == "f":
             v = B.fneg(v)
         return v
+    if spec.extra.get("tied"):      # v_pk_fmac: the destination's own halves
+        full = _read(st, base_of(ops[0]), "b64" if ew == 32 else "b32")
+        halves.append((z3.Extract(ew - 1, 0, full), z3.Extract(2 * ew - 1, ew, full)))
+        ns += 1
+        op_sel = tuple(op_sel) + (0,)
+        op_sel_hi = tuple(op_sel_hi) + (1,)
+        neg_lo = tuple(neg_lo) + (0,)
+        neg_hi = tuple(neg_hi) + (0,)
     if spec.name == "v_pk_mov_b32":
         # D.lo = src0 half op_sel[0], D.hi = src1 half op_sel[1] (op_sel_hi unused)
         sel = list(inst.mod("op_sel") or (0, 0))

@@ -423,3 +423,19 @@ def test_mfma_f64(snippet):
     for i in range(16):
         for j in range(16):
             assert np.isclose(got[j + 16 * (i // 4), i % 4], D[i, j], rtol=1e-14, atol=1e-15)
+
+
+def test_swap_pk_fmac_and_ds_pk_add(snippet):
+    s = snippet(["v_swap_b32 v0, v1", "v_pk_fmac_f16 v2, v3, v4",
+                 "ds_write_b32 v5, v6", "ds_pk_add_f16 v5, v7", "ds_read_b32 v8, v5"])
+    s.w.v[0], s.w.v[1] = 1, 2
+    s.w.v[2] = np.array([1.0, 2.0], np.float16).view(np.uint32)[0]
+    s.w.v[3] = np.array([3.0, 4.0], np.float16).view(np.uint32)[0]
+    s.w.v[4] = np.array([0.5, 0.25], np.float16).view(np.uint32)[0]
+    s.w.v[5] = LANES * 4
+    s.w.v[6] = np.array([1.0, -1.0], np.float16).view(np.uint32)[0]
+    s.w.v[7] = np.array([0.5, 0.5], np.float16).view(np.uint32)[0]
+    s.run()
+    assert (s.w.v[0] == 2).all() and (s.w.v[1] == 1).all()
+    assert list(np.array([s.w.v[2, 0]], np.uint32).view(np.float16)) == [2.5, 3.0]
+    assert list(np.array([s.w.v[8, 0]], np.uint32).view(np.float16)) == [1.5, -0.5]

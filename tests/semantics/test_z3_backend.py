@@ -371,3 +371,11 @@ def test_symexec_mfma_gathers_the_emulators_operands(inst, nacc):
             want = np.float32(np.float64(c) + a @ b)
             got = s.w.v[8 + item, lane].view(np.float32)
             assert got == want, (item, lane, got, want)
+
+
+def test_symexec_pk_fmac_and_swap():
+    r1 = symexec([P("v_pk_fmac_f16 v2, v3, v4")])
+    r2 = symexec([P("v_pk_fma_f16 v2, v3, v4, v2")])
+    assert _prove_equal(r1.regs[("v", 2)], r2.regs[("v", 2)])
+    r3 = symexec([P("v_swap_b32 v0, v1"), P("v_swap_b32 v0, v1")])
+    assert _prove_equal(r3.regs[("v", 0)], r3.initial[("v", 0)])
