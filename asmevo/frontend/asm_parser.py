@@ -124,6 +124,8 @@ class _ToIR(Transformer):
         if type(b) is Imm:
             v = b.value
             return Imm(-v, "-" + b.text)
+        if type(b) is Src:  # -sext(x)
+            return Src(b.base, neg=True, abs=b.abs, sext=b.sext)
         return Src(b, neg=True)
 
     def abs_negconst(self, b):
@@ -132,9 +134,13 @@ class _ToIR(Transformer):
         return Imm(-b.value, "-" + b.text)
 
     def src_abs(self, b):
+        if type(b) is Src:  # |sext(x)|
+            return Src(b.base, abs=True, sext=b.sext)
         return Src(b, abs=True)
 
     def src_negabs(self, b):
+        if type(b) is Src:
+            return Src(b.base, neg=True, abs=True, sext=b.sext)
         return Src(b, neg=True, abs=True)
 
     def src_fneg(self, _tok, s):
