@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -51,8 +50,10 @@ def schedule_region(insts: list[Instruction], pending: dict[int, set],
     included); memory operations keep their relative order; no memory
     operation crosses an ``s_waitcnt``; an instruction touching a unit that an
     ``s_waitcnt`` waits for (``pending[id(wait)]``) stays after that wait; waits
-    keep their order.  Priority: longest latency path first (loads rise),
-    ``s_waitcnt`` only when nothing else is ready, then original order.  An
+    keep their order.  Priority: ``s_waitcnt`` only when nothing else is ready;
+    then instructions that do not read an SGPR/VCC/EXEC/M0 written by a VALU
+    less than 5 places earlier (hazard rows 1, 6, 13, 14); then the longest
+    latency path (loads rise); then original order.  An
     instruction never moves up by more than ``window`` places, and an
     ``s_waitcnt`` never sinks below the instruction ``max_stall`` places after it.
     """
@@ -117,22 +118,31 @@ def schedule_region(insts: list[Instruction], pending: dict[int, set],
         lat = LATENCY.get(eff[j].kind, 1) if _is_load(insts[j]) or eff[j].kind != "vmem" else 1
         height[j] = lat + max((height[s] for s in succs[j]), default=0)
     indeg = [len(p) for p in preds]
-    ready: list = []
-
-    def push(j: int) -> None:
-        wait = insts[j].opcode == "s_waitcnt"
-        heapq.heappush(ready, (1 if wait else 0, -height[j], j))
-    for j in range(n):
-        if indeg[j] == 0:
-            push(j)
+    ready = [j for j in range(n) if indeg[j] == 0]
+    # VALU writes of SGPR-like units (SGPR, VCC, EXEC, M0) need up to 5 wait states
+    # before VALU/VMEM readers (ISA_NOTES hazard rows 1, 6, 13, 14): prefer candidates
+    # that do not read such a unit written within the last 5 places
+    valu_sgpr_write: dict = {}
     order = []
     while ready:
-        _, _, j = heapq.heappop(ready)
+        pos = len(order)
+
+        def key(j: int):
+            e = eff[j]
+            stall = any(pos - valu_sgpr_write.get(u, -99) < 5 for u in e.uses
+                        if len(u) == 1 or u[0] == "s")
+            return (insts[j].opcode == "s_waitcnt", stall, -height[j], j)
+        j = min(ready, key=key)
+        ready.remove(j)
         order.append(j)
-        for s in succs[j]:
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                push(s)
+        if eff[j].kind in ("valu", "mfma"):
+            for u in eff[j].defs_may:
+                if len(u) == 1 or u[0] == "s":
+                    valu_sgpr_write[u] = pos
+        for s_ in succs[j]:
+            indeg[s_] -= 1
+            if indeg[s_] == 0:
+                ready.append(s_)
     if len(order) != n:  # pragma: no cover - the graph is acyclic by construction
         return insts
     return [insts[j] for j in order]
