@@ -518,21 +518,25 @@ def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
         except AnalysisUnavailable as e:
             return [], f"waitcnt analysis unavailable: {e}"
         cv = cv + extra
-    budget: dict = {}
+    # Match candidate violations to the original's with the same signature: a candidate
+    # violation is forgiven when it pairs with one of the original's that has no more wait
+    # states available (greedy two-pointer matching over sorted counts is optimal).
+    orig_av: dict = {}
     for v in ov:
-        budget.setdefault(v["signature"], []).append(v.get("available", 0))
-    ev = []
+        orig_av.setdefault(v["signature"], []).append(v.get("available", 0))
+    cand_by: dict = {}
     for v in cv:
-        s = v["signature"]
-        avail = budget.get(s)
-        if avail:
-            # forgiven when the original has the same violation with no more wait states
-            best = min(avail)
-            if v.get("available", 0) >= best:
-                avail.remove(best)
+        cand_by.setdefault(v["signature"], []).append(v)
+    ev = []
+    for sig, vs in cand_by.items():
+        os_ = sorted(orig_av.get(sig, []))
+        j = 0
+        for v in sorted(vs, key=lambda x: x.get("available", 0)):
+            if j < len(os_) and os_[j] <= v.get("available", 0):
+                j += 1
                 continue
-        ev.append(Evidence("static", kind, f"{cand.name}: {v['message']}",
-                           {"kernel": cand.name, **{k: x for k, x in v.items() if k != "signature"}}))
+            ev.append(Evidence("static", kind, f"{cand.name}: {v['message']}",
+                               {"kernel": cand.name, **{k: x for k, x in v.items() if k != "signature"}}))
     return ev, None
 
 

@@ -229,3 +229,41 @@ def test_changed_rodata_in_code_object(corpus_dir, tmp_path, llvm_mc):
     q = tmp_path / "same.co"
     assemble(text, str(q))
     assert compare_abi(load(str(corpus_dir / "vadd_f32.co")), load(str(q))).accepted
+
+
+def test_forgiven_hazards_match_by_wait_states(vadd, monkeypatch):
+    """The original's own violations are forgiven only when the candidate's are no worse,
+    whatever order the analysis lists them in."""
+    om, cm = parse(vadd, "o.s"), parse(vadd, "c.s")
+    lists = {}
+
+    def fake(kind, module, kernel):
+        if kind != "hazard":
+            return []
+        return [{"message": f"h{a}", "signature": ("x",), "available": a} for a in lists[id(module)]]
+    monkeypatch.setattr(static_mod, "_violations", fake)
+    lists[id(om)], lists[id(cm)] = [3, 7], [7, 3]
+    assert check_static(om, cm).status is Status.ACCEPTED
+    lists[id(cm)] = [7, 2]
+    v = check_static(om, cm)
+    assert v.status is Status.REJECTED_HAZARD and v.evidence[0].data["available"] == 2
+    lists[id(cm)] = [7, 3, 9]
+    assert check_static(om, cm).status is Status.REJECTED_HAZARD
+
+
+@pytest.mark.slow
+def test_every_corpus_code_object_verifies_against_itself(corpus_dir, request):
+    """Full static (waitcnt, hazards, budgets) + ABI + z3 of every corpus code object
+    against itself: accepted (hand-written kernels' own hazards are forgiven)."""
+    if "slow" not in (request.config.getoption("-m") or ""):
+        pytest.skip("about a minute: run with -m slow")
+    from asmevo.frontend.loader import load
+    from asmevo.verify import verify
+    from conftest import corpus_code_objects
+    bad = []
+    for p in corpus_code_objects():
+        m = load(str(p))
+        v = verify(m, m, level="z3")
+        if not v.accepted:
+            bad.append(f"{p.name}: {v.status.value}: {v.message}")
+    assert bad == []
