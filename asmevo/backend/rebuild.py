@@ -24,6 +24,7 @@ into a code object:
 from __future__ import annotations
 
 import copy
+import re
 
 import msgpack
 
@@ -285,9 +286,67 @@ def anchor_pc_labels(module: Module) -> int:
     return moved
 
 
+_REL32 = re.compile(r"^(?P<sym>[A-Za-z_.$][\w.$]*)@rel32@(?P<part>lo|hi)(?P<add>[+-]\s*\d+)?$")
+
+
+def anchor_text_pc_relative(module: Module) -> int:
+    """Keep compiler-written PC-relative pairs of a text module correct after edits.
+
+    Clang writes ``s_getpc_b64 s[N:N+1]`` then, on the next two lines,
+    ``s_add_u32 sN, sN, sym@rel32@lo+4`` and ``s_addc_u32 sN+1, sN+1, sym@rel32@hi+12``:
+    the addends hold the literal's distance from the PC (4 and 12) plus any offset into
+    ``sym``.  When an edit puts instructions between them, those constants are stale; the
+    pair is rewritten as ``sym@rel32@lo+(OFF+.+4-.Lasmevo_pc_N)`` with a label right after
+    the ``s_getpc_b64``, so llvm-mc measures the distance.  Only pairs that were on
+    consecutive source lines (adjacent as written, so OFF = addend - 4 / - 12 is known) are
+    touched.  Returns the number of pairs rewritten.
+    """
+    from ..ir.operands import Expr, Reg
+    done = 0
+    for k in module.kernels:
+        insts = list(k.instructions())
+        for n, g in enumerate(insts):
+            if g.opcode != "s_getpc_b64" or g.line is None or not g.operands:
+                continue
+            d = g.operands[0]
+            if not (isinstance(d, Reg) and d.file == "s" and d.count == 2):
+                continue
+            add = next((i for i in insts[n + 1:] if i.line == g.line + 1), None)
+            addc = next((i for i in insts[n + 1:] if i.line == g.line + 2), None)
+            if add is None or addc is None or add.opcode != "s_add_u32" or addc.opcode != "s_addc_u32":
+                continue
+            parts = []
+            for inst, part, base in ((add, "lo", 4), (addc, "hi", 12)):
+                op = inst.operands[-1] if len(inst.operands) == 3 else None
+                m = _REL32.match(op.text.strip()) if isinstance(op, Expr) else None
+                if m is None or m.group("part") != part:
+                    break
+                parts.append((inst, m.group("sym"), int((m.group("add") or "0").replace(" ", "")) - base))
+            if len(parts) != 2:
+                continue
+            i_add = next(j for j, x in enumerate(insts) if x is add)
+            i_addc = next(j for j, x in enumerate(insts) if x is addc)
+            if i_add == n + 1 and i_addc == n + 2:
+                continue  # still adjacent: the constants hold
+            label = f"{_PC_LABEL}text_{done}_{g.line}"
+            b, idx = k.locate(g)
+            rest = b.instructions[idx + 1:]
+            del b.instructions[idx + 1:]
+            k.blocks.insert(k.blocks.index(b) + 1, BasicBlock(label, rest))
+            for inst, sym, off in parts:
+                part = "lo" if inst is add else "hi"
+                new = list(inst.operands)
+                new[-1] = Expr(f"{sym}@rel32@{part}+({off}+.+4-{label})")
+                k.replace(inst, inst.evolve(operands=new))
+            done += 1
+    return done
+
+
 def prepare(module: Module, *, recompute_registers: bool = True) -> None:
     """Steps 1 and 2 of :func:`write_code_object` (in place on ``module``)."""
     anchor_pc_labels(module)
+    if module.code_object is None:
+        anchor_text_pc_relative(module)
     text_module = module.code_object is None
     if text_module:
         # a pass may have edited Kernel.descriptor: write it into the block first, then grow

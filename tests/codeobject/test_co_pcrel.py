@@ -143,3 +143,42 @@ def test_stripped_object_gets_a_data_label(tmp_path, lut_co):
     new = read_code_object(out)
     t2 = resolved_targets(out)[0]
     assert new.read(t2, 64) == data
+
+
+@pytest.fixture(scope="module")
+def lut_s(tmp_path_factory):
+    try:
+        clang = find_tool("clang")
+    except Exception as e:  # noqa: BLE001 - skip when clang is absent
+        pytest.skip(str(e))
+    d = tmp_path_factory.mktemp("luts")
+    src = d / "lut.cl"
+    src.write_text(_LUT_CL)
+    out = d / "lut.s"
+    subprocess.run([clang, "-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx942",
+                    "-nogpulib", "-O3", "-S", "-o", str(out), str(src)], check=True)
+    return out
+
+
+@pytest.mark.parametrize("where", ["after_getpc", "after_add", "before_getpc"])
+def test_clang_text_pair_survives_insertion(tmp_path, lut_s, where):
+    """clang's ``table@rel32@lo+4`` / ``@hi+12`` constants assume the pair follows the
+    s_getpc_b64; after an insertion between them the rebuild measures the distance instead
+    (oracle: llvm-objdump of the new object resolves to the table)."""
+    from asmevo.frontend.loader import load
+    m = load(lut_s)
+    k = m.kernel("lut")
+    insts = list(k.instructions())
+    n = next(j for j, i in enumerate(insts) if i.opcode == "s_getpc_b64")
+    assert "table@rel32@lo+4" in insts[n + 1].text() and "table@rel32@hi+12" in insts[n + 2].text()
+    anchor = {"after_getpc": insts[n], "after_add": insts[n + 1], "before_getpc": insts[n - 1]}[where]
+    k.insert_after(anchor, parse_instruction("s_nop 0"))
+    out = tmp_path / "t.co"
+    write_code_object(m, str(out))
+    new = read_code_object(out)
+    assert resolved_targets(out) == [new.symbol("table").value]
+    texts = [i.text() for i in k.instructions()]
+    if where == "before_getpc":  # nothing between the three: clang's constants are kept
+        assert any(t.endswith("table@rel32@lo+4") for t in texts)
+    else:
+        assert any(t.endswith("table@rel32@lo+(0+.+4-.Lasmevo_pc_text_0_%d)" % insts[n].line) for t in texts)
