@@ -243,7 +243,9 @@ def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
                           f"{len(launch.args)}")
     size = int(cfg.meta.get(".kernarg_segment_size") or 0)
     end = max([int(a.get(".offset", 0)) + int(a.get(".size", 0)) for a in cfg.args] + [size, 0])
-    buf = bytearray((end + 255) // 256 * 256 or 256)
+    # rounded up to 256 bytes plus 256 of slack: wide s_load_dwordx8/x16 of the last
+    # arguments may read past the segment's end, as on hardware (zeros here)
+    buf = bytearray((end + 255) // 256 * 256 + 256)
     for m, a in zip(exp, launch.args):
         off, sz = int(m.get(".offset", 0)), int(m.get(".size", 0))
         vk = m.get(".value_kind", "")
