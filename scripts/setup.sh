@@ -16,7 +16,7 @@ if ! have_llvm; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-19 lld-19 >/dev/null
 fi
-if ! python3 -c "import asmevo, lark, elftools, msgpack, networkx, z3, numpy, pytest, hypothesis" 2>/dev/null \
+if ! python3 -c "import asmevo, lark, elftools, msgpack, networkx, z3, numpy, yaml, pytest, hypothesis" 2>/dev/null \
    || [ "$(python3 -c 'import asmevo,os;print(os.path.dirname(asmevo.__file__))' 2>/dev/null)" != "$PWD/asmevo" ]; then
   echo "setup: pip install -e .[test]" >&2
   python3 -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "Running pip as the 'root' user" || true
