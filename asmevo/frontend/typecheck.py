@@ -520,6 +520,12 @@ _DPP_MODS = frozenset({"quad_perm", "row_shl", "row_shr", "row_ror", "wave_shl",
 _SDWA_MODS = frozenset({"dst_sel", "dst_unused", "src0_sel", "src1_sel"})
 _MAI_MODS = frozenset({"cbsz", "abid", "blgp"})
 _VOP3_MODS = frozenset({"op_sel", "op_sel_hi", "neg_lo", "neg_hi"})
+_DS_PAIR = re.compile(r"ds_[a-z]+2(?:st64)?_")
+#: No clamp/omod: MFMA, lane access and bitwise/shift operations (LLVM VOP3 profiles
+#: without HasClamp/HasOMod).
+_NO_OUTPUT_MODS = ("v_mfma", "v_smfmac", "v_accvgpr", "v_readlane", "v_writelane",
+                   "v_readfirstlane", "v_and_", "v_or_", "v_xor_", "v_lshl", "v_lshr", "v_ashr",
+                   "v_not_", "v_or3", "v_perm", "v_alignb")
 
 
 def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
@@ -557,18 +563,32 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
         elif name == "format":
             if fam != "MTBUF":
                 where = "typed buffer (tbuffer_*) instructions"
-        elif name in ("offset0", "offset1", "gds"):
-            if fam != "DS":
-                where = "DS instructions"
+        elif name == "gds":
+            where = "no gfx942 instruction (GDS is not supported on this GPU)"
+        elif name in ("offset0", "offset1"):
+            if fam != "DS" or not _DS_PAIR.match(op):
+                where = "two-address DS instructions (ds_read2*, ds_write2*, ds_wrxchg2*)"
         elif name == "offset":
             if fam not in _MEM_FAMILIES:
                 where = "memory instructions"
+            elif fam == "DS" and _DS_PAIR.match(op):
+                where = "single-address DS instructions (use offset0/offset1)"
         elif name in ("clamp", "mul", "div"):
             if not valu or dpp or op.endswith("_e32"):
                 where = "VOP3 (_e64) and SDWA instructions"
+            elif op.startswith(_NO_OUTPUT_MODS) and not sdwa:
+                where = "VALU arithmetic (not MFMA, lane or bitwise operations)"
+            elif name != "clamp" and op.startswith(("v_cmp", "v_pk_")):
+                where = "VALU arithmetic with a floating-point result (not compares)"
         elif name in _VOP3_MODS:
+            vop3p = op.startswith(("v_pk_", "v_dot", "v_fma_mix", "v_mad_mix")) or fam == "VOP3P"
             if not valu or dpp or sdwa or op.endswith("_e32"):
                 where = "VOP3/VOP3P instructions"
+            elif name != "op_sel" and not vop3p:
+                where = "packed-math (VOP3P) instructions"
+            elif name == "op_sel" and not vop3p and (
+                    op.endswith("_e64") or op.startswith(("v_mfma", "v_smfmac", "v_accvgpr"))):
+                where = "VOP3P and VOP3-only instructions"
         if where:
             return (f"modifier '{name}' is not valid for {op}; it applies to {where}", name)
     return None

@@ -119,7 +119,8 @@ MODIFIERS = [("glc", True), ("slc", True), ("nt", True), ("sc0", True), ("sc1", 
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_modifier_checks_agree_with_llvm_mc(seed, corpus_dir, llvm_mc):
-    """A random extra modifier: no false errors; most misplaced modifiers are caught."""
+    """A random extra modifier: no false errors; at least 95% of the misplaced modifiers
+    llvm-mc rejects are caught."""
     pytest.importorskip("asmevo.isa")
     from asmevo.frontend.asm_parser import parse_instruction
     rnd = random.Random(seed)
@@ -143,7 +144,7 @@ def test_modifier_checks_agree_with_llvm_mc(seed, corpus_dir, llvm_mc):
             rejects += 1
             caught += not ours
     assert not false_errors, false_errors[:5]
-    assert rejects > 100 and caught >= 0.85 * rejects, (caught, rejects)
+    assert rejects > 100 and caught >= 0.95 * rejects, (caught, rejects)
 
 
 @pytest.mark.corpus
