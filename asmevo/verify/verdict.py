@@ -92,10 +92,12 @@ DESCRIPTIONS = {
         "a register the candidate uses does not exist under its own kernel descriptor",
     Status.REJECTED_DESCRIPTOR_COUNTS:
         "descriptor/metadata register counts, LDS or scratch sizes do not cover what the code uses",
-    Status.REJECTED_WAITCNT: "a use of a memory result is not covered by an s_waitcnt",
+    Status.REJECTED_WAITCNT:
+        "a use of a memory result, or a memory-order point, is not covered by an s_waitcnt",
     Status.REJECTED_HAZARD: "too few wait states between a hazard producer and consumer",
     Status.REJECTED_ABI:
-        "kernel symbols, kernarg layout, metadata or entry conditions differ from the original",
+        "kernel symbols, kernarg layout, metadata, data or entry conditions differ from the "
+        "original (incl. new reads of registers the ABI leaves undefined)",
     Status.REJECTED_COUNTEREXAMPLE: "z3 found inputs for which the two windows differ",
     Status.REJECTED_OUTPUT_MISMATCH: "an output buffer differs on some emulated trial",
     Status.REJECTED_STRAY_WRITE: "the candidate wrote memory outside the output buffers",

@@ -259,7 +259,7 @@ def test_every_corpus_code_object_verifies_against_itself(corpus_dir, request):
         pytest.skip("about a minute: run with -m slow")
     from asmevo.frontend.loader import load
     from asmevo.verify import verify
-    from conftest import corpus_code_objects
+    from corpus_paths import corpus_code_objects
     bad = []
     for p in corpus_code_objects():
         m = load(str(p))

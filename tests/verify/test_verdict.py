@@ -38,3 +38,11 @@ def test_combine_never_accepts_an_unknown_or_nothing():
     assert combine([unk, rej, ok]).status is Status.REJECTED_HAZARD
     assert combine([]).status is Status.UNKNOWN_UNSUPPORTED
     assert combine([ok, ok], {"static": "pass"}).status is Status.ACCEPTED
+
+
+def test_docs_table_matches_the_taxonomy():
+    import pathlib
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "verify.md").read_text()
+    for st, desc in DESCRIPTIONS.items():
+        row = f"| `{st.value}` | {st.outcome} | {st.exit_status} | {desc} |"
+        assert row in doc, row
