@@ -122,11 +122,24 @@ def fill_text_abi(module: Module) -> None:
             target id), located at the block's line.
     """
     from ..errors import AsmSyntaxError
-    from ..ir.module import AmdhsaKernel, MetadataBlock
+    from ..ir.module import AmdhsaKernel, Directive, LabelDef, MetadataBlock
     from .descriptor import DirectiveValueError, KernelDescriptor
     from .metadata import read_yaml_metadata
     kernels = {k.name: k for k in module.kernels}
     target = module.target
+    items = module.items
+    for idx, it in enumerate(items):
+        # raw forms written by `asmevo dis` when no directive form reproduces the bytes
+        if isinstance(it, LabelDef) and it.name.endswith(".kd") and it.name[:-3] in kernels \
+                and kernels[it.name[:-3]].descriptor is None:
+            b = _raw_bytes(items, idx + 1, stop_size=it.name)
+            if b is not None and len(b) == 64:
+                kernels[it.name[:-3]].descriptor = KernelDescriptor.from_bytes(b, file=module.source)
+        elif isinstance(it, Directive) and it.name == ".section" and it.args.startswith(".note"):
+            for entry in _raw_note_kernels(items, idx + 1, module.source):
+                name = entry.get(".name")
+                if name in kernels and kernels[name].metadata is None:
+                    kernels[name].metadata = entry
     for it in module.items:
         if isinstance(it, AmdhsaKernel) and it.name in kernels:
             try:
@@ -153,3 +166,75 @@ def fill_text_abi(module: Module) -> None:
                     name = sym[:-3] if isinstance(sym, str) and sym.endswith(".kd") else name
                 if name in kernels:
                     kernels[name].metadata = entry
+
+
+_DATA_SIZES = {".byte": 1, ".short": 2, ".hword": 2, ".2byte": 2, ".long": 4, ".int": 4, ".4byte": 4,
+               ".quad": 8, ".8byte": 8}
+
+
+def _raw_bytes(items: list, start: int, *, stop_size: str | None = None,
+               limit: int | None = None) -> bytes | None:
+    """Bytes of the plain data directives from ``items[start]`` (``.byte``/``.short``/``.long``/
+    ``.quad`` integers, ``.fill N, SIZE, V``, ``.zero N``) up to ``.size STOP, ...`` or ``limit``
+    bytes.  A non-integer ``.quad`` (``NAME - NAME.kd``, a link-time value) reads as 0.
+    ``None`` when another item comes first."""
+    from ..ir.module import Directive
+    out = bytearray()
+    for it in items[start:]:
+        if limit is not None and len(out) >= limit:
+            break
+        if not isinstance(it, Directive):
+            return None
+        if it.name == ".size" and stop_size and it.args.split(",")[0].strip() == stop_size:
+            return bytes(out)
+        if it.name == ".p2align":
+            continue
+        vals = [v.strip() for v in it.args.split(",")] if it.args.strip() else []
+        try:
+            if it.name in _DATA_SIZES:
+                n = _DATA_SIZES[it.name]
+                for v in vals:
+                    try:
+                        x = int(v, 0)
+                    except ValueError:
+                        if n != 8:
+                            return None
+                        x = 0
+                    out += (x & ((1 << (8 * n)) - 1)).to_bytes(n, "little")
+            elif it.name == ".fill":
+                cnt, size, val = (int(v, 0) for v in vals)
+                out += (val & ((1 << (8 * size)) - 1)).to_bytes(size, "little") * cnt
+            elif it.name in (".zero", ".skip", ".space") and len(vals) == 1:
+                out += bytes(int(vals[0], 0))
+            else:
+                return None
+        except ValueError:
+            return None
+    return bytes(out) if stop_size is None else None
+
+
+def _raw_note_kernels(items: list, start: int, source: str | None) -> list[dict]:
+    """The ``amdhsa.kernels`` entries of an NT_AMDGPU_METADATA note written as data
+    (``.long NAMESZ, DESCSZ, 32`` / ``.asciz "AMDGPU"`` / data bytes), else ``[]``."""
+    from ..ir.module import Directive
+    from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, decode_metadata
+    rest = [it for it in items[start:start + 4] if not (isinstance(it, Directive) and it.name == ".p2align")]
+    if len(rest) < 2 or not all(isinstance(it, Directive) for it in rest[:2]):
+        return []
+    head, owner = rest[0], rest[1]
+    try:
+        namesz, descsz, ntype = (int(v, 0) for v in head.args.split(","))
+    except ValueError:
+        return []
+    if head.name != ".long" or owner.name != ".asciz" or owner.args.strip() != f'"{NOTE_OWNER}"' \
+            or ntype != NT_AMDGPU_METADATA:
+        return []
+    j = items.index(owner, start) + 1
+    desc = _raw_bytes(items, j, limit=descsz)
+    if desc is None or len(desc) < descsz:
+        return []
+    try:
+        md = decode_metadata(desc[:descsz], file=source)
+    except AsmevoError:
+        return []
+    return [k.raw for k in md.kernels]

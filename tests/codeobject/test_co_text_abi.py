@@ -248,3 +248,36 @@ def test_text_module_register_growth_reaches_metadata(tmp_path, corpus_dir):
     assert md.vgpr_count == 41 and md.sgpr_count == 51 + 6
     assert k.descriptor.vgpr_count == kd.vgpr_count and k.metadata[".vgpr_count"] == 41
     assert not [w for w in co.warnings if "kernel" in w]
+
+
+def _dis_params():
+    from corpus_paths import corpus_code_objects
+    subset = {"vadd_f32.co", "tr_matmul.hsaco", "topksoftmax_4x128x4.co", "allreduce_rmsnorm_N8192.co",
+              "fwd_hd128_i8fp8.co"}
+    return [pytest.param(p, id=str(p.relative_to(CORPUS)),
+                         marks=() if p.name in subset else pytest.mark.slow)
+            for p in corpus_code_objects()]
+
+
+@pytest.mark.parametrize("path", _dis_params())
+def test_disassembly_text_gives_the_same_abi(tmp_path, path):
+    """``asmevo dis K.co`` text loaded back has the descriptors and metadata of K.co, also
+    where dis wrote them as raw data (AITer: raw ``NAME.kd`` words, raw metadata note).
+    Default tier: one object of each form; every corpus object under ``slow``."""
+    from asmevo.frontend.disasm import disassemble
+    from asmevo.ir import AmdhsaKernel, MetadataBlock, print_module
+    m = disassemble(path)
+    s = tmp_path / "d.s"
+    s.write_text(print_module(m))
+    t = load(s)
+    kernels = [k for k in m.kernels if k.is_kernel]
+    assert kernels
+    for k in kernels:
+        tk = t.kernel(k.name)
+        assert tk.descriptor is not None, k.name
+        assert [d for d in tk.descriptor.diff(k.descriptor) if d[0] != "kernel_code_entry_byte_offset"] == []
+        assert tk.metadata == k.metadata and repr(tk.metadata) == repr(k.metadata)
+    if path.name == "topksoftmax_4x128x4.co":
+        assert not any(isinstance(it, AmdhsaKernel) for it in t.items)  # the raw-data path was used
+    if path.name == "allreduce_rmsnorm_N8192.co":
+        assert not any(isinstance(it, MetadataBlock) for it in t.items)
