@@ -108,3 +108,24 @@ def test_generated_edits_are_single_legal_edits(corpus_dir):
     ok = legal_texts([i.text() for x in muts for i in x.new])
     assert all(ok.values())
     assert legal_texts(["v_add_u32_e32 v0, s1, s2"]) == {"v_add_u32_e32 v0, s1, s2": False}
+
+
+def test_mutations_of_code_objects_and_triton(corpus_dir):
+    """The same targets on modules loaded from code objects (disassembled), incl. Triton."""
+    from asmevo.frontend.loader import load
+    outcomes = []
+    for name, man in (("vadd_f32", corpus_dir / "manifest.json"),
+                      ("softmax_row", corpus_dir / "manifest.json"),
+                      ("tr_vadd", corpus_dir / "triton" / "manifest.json"),
+                      ("tr_softmax", corpus_dir / "triton" / "manifest.json")):
+        h = load_harness(str(man), name)
+        m = load(str(man.parent / h["code_object"]))
+        muts = generate(m, seed=2)
+        ch = sample([x for x in muts if x.changing], 12, 2)
+        pr = sample([x for x in muts if not x.changing], 6, 2)
+        outcomes += evaluate(m, ch + pr, harness=h, trials=3, seed=2)
+    s = summarize(outcomes)
+    print("\ncode objects:", {k: (s[k]["n"], s[k]["rate"], s[k]["by_layer"]) for k in s})
+    assert s["changing"]["n"] >= 40 and s["changing"]["misses"] == []
+    if _hazards_available():
+        assert s["preserving"]["n"] >= 12 and s["preserving"]["rate"] >= 0.99, s["preserving"]["misses"]
