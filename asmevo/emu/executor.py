@@ -1116,6 +1116,44 @@ def compile_sys(inst, spec, ctx, nxt):
     if name in ("s_memtime", "s_memrealtime"):
         wr = swriter(ops[0], "b64")
         return lambda wv: (wr(wv, np.array([wv.count], U64)), nxt)[1]
+    if name == "s_trap":
+        # the emulator has no trap handler: a trap ends the run with an error naming the
+        # trap id (CDNA3 ISA guide, SOPP S_TRAP: enter the trap handler with TRAPID=SIMM16[7:0])
+        tid = int(base_of(ops[0]).value) & 0xFF if ops else 0
+
+        def run(wv):
+            raise EmuError(f"s_trap {tid}: the wave entered the trap handler (wave {wv.index} of "
+                           f"workgroup {wv.group.id}); the emulator has no trap handler")
+        return run
+    if name == "s_sendmsg":
+        # compute waves on gfx942: messages (MSG_INTERRUPT, MSG_SYSMSG, MSG_DEALLOC_VGPRS...)
+        # have no effect on the wave's registers or memory
+        return lambda wv: nxt
+    if name in ("s_setpc_b64", "s_swappc_b64"):
+        # indirect jump to a byte address inside this kernel (CDNA3 ISA guide, SOP1 S_SETPC_B64,
+        # S_SWAPPC_B64: SDST = address of the next instruction, PC = SSRC)
+        addrs = ctx.addresses
+        if any(a is None for a in addrs):
+            raise CompileError(f"{name} needs instruction addresses")
+        index = {a: k for k, a in enumerate(addrs)}
+        src = sreader(ops[-1], "b64")
+        wr = None
+        if name == "s_swappc_b64":
+            if nxt >= len(addrs):
+                raise CompileError("s_swappc_b64 is the last instruction")
+            wr = sintwriter(ops[0], "b64")
+            ret = addrs[nxt]
+
+        def run(wv):
+            target = int(src(wv))
+            k = index.get(target)
+            if k is None:
+                raise EmuError(f"{name}: target {target:#x} is not an instruction address of "
+                               "this kernel")
+            if wr is not None:
+                wr(wv, ret)
+            return k
+        return run
     raise CompileError(f"{name} is not emulated")
 
 
@@ -1647,6 +1685,23 @@ def compile_ds(inst, spec, ctx, nxt):
     size = ex["size"]
     ops = inst.operands
     offset = inst.mod("offset", 0)
+    if op == "append":
+        wr = vwriter(ops[0], "b32")
+        off0 = int(offset or 0)
+        sign = ex["sign"]
+
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lds = wv.group.lds
+            n = int(np.count_nonzero(wv.exec_mask))
+            a = np.array([(wv.s.item(M0) + off0) & 0xFFFFFFFF], np.int64)
+            lane = _active(wv)[:1]
+            old = lds.read_words(a, 1, lane)[0, 0]
+            lds.write_words(a, np.array([[(int(old) + sign * n) & 0xFFFFFFFF]], U32), lane)
+            wr(wv, np.full(64, old, U32), _mask_of(wv))
+            return nxt
+        return run
     if op == "swizzle":
         dst = _regs_of(ops[0])
         src = reader(ops[1], "b32")
@@ -1954,6 +2009,7 @@ COMPILERS = {
 def _failing(msg):
     def run(wv):
         raise EmuError(msg)
+    run.unsupported = msg
     return run
 
 
@@ -1973,9 +2029,15 @@ class Program:
         addresses = [i.address for i in self.insts]
         self.ctx = Context(mem, labels, addresses)
         self.code = []
+        #: ``(index, message)`` of every instruction compiled to a closure that raises
+        #: EmuError when executed (no semantics, or an unsupported form)
+        self.unsupported = []
         self._gpr_idx = False
         for n, inst in enumerate(self.insts):
-            self.code.append(self._compile(inst, n + 1))
+            f = self._compile(inst, n + 1)
+            if getattr(f, "unsupported", None):
+                self.unsupported.append((n, f.unsupported))
+            self.code.append(f)
         self.code.append(_failing(f"kernel {kernel.name}: execution ran past the last instruction "
                                   "without s_endpgm"))
 

@@ -130,6 +130,11 @@ for op, sz in (("min_f64", 8), ("max_f64", 8), ("pk_add_f16", 4), ("pk_add_bf16"
 for n in ("ds_wrxchg_rtn_b32", "ds_wrxchg_rtn_b64"):
     K(n, "ds", op="atomic", aop="swap", ret=True, size=4 if n.endswith("b32") else 8)
 K("ds_swizzle_b32", "ds", op="swizzle", size=4)
+# ds_append / ds_consume: LDS[M0 + offset] += / -= popcount(EXEC); every active lane gets the
+# pre-op value (CDNA3 ISA guide, DS_APPEND / DS_CONSUME; LLVM llvm.amdgcn.ds.append puts the
+# LDS pointer in M0)
+K("ds_append", "ds", op="append", size=4, sign=1)
+K("ds_consume", "ds", op="append", size=4, sign=-1)
 K("ds_permute_b32", "ds", op="permute", size=4)
 K("ds_bpermute_b32", "ds", op="bpermute", size=4)
 # MFMA (operand layouts: corpus README / CDNA3 ISA guide, "Matrix arithmetic"); single-block
