@@ -1926,6 +1926,18 @@ def compile_mfma(inst, spec, ctx, nxt):
         if inst.mod(m, 0):
             raise CompileError(f"MFMA modifier {m} (multi-block broadcast) is not emulated")
     blgp = int(inst.mod("blgp", 0) or 0)
+    # CDNA3 f64 MFMA: the BLGP field holds NEG[2:0] (negate A, B, C), printed by LLVM as
+    # neg:[a,b,c] (AMD matrix instruction calculator, CDNA3 FP64 negation)
+    negs = (0, 0, 0)
+    neg_mod = inst.mod("neg", None)
+    if acc == "f64":
+        if neg_mod:
+            negs = tuple(int(x) for x in (tuple(neg_mod) + (0, 0, 0))[:3])
+        elif blgp:
+            negs = (blgp & 1, (blgp >> 1) & 1, (blgp >> 2) & 1)
+        blgp = 0
+    elif neg_mod and any(neg_mod):
+        raise CompileError("neg on a non-f64 MFMA")
     # B-matrix lane group pattern: which source lane each lane's B operand comes from
     # (CDNA3 ISA guide, "MFMA ... BLGP"): 0 normal, 1/2 broadcast lanes 0-31 / 32-63 to
     # both halves, 3 rotate down by 16 lanes, 4-7 broadcast 16-lane group (blgp-4) to all
@@ -1953,6 +1965,10 @@ def compile_mfma(inst, spec, ctx, nxt):
         eb = _unpack_elems(regs(wv, Bop), tyb)
         if blgp:
             eb = eb[blgp_src]
+        if negs[0]:
+            ea = -ea
+        if negs[1]:
+            eb = -eb
         Am = ea[Ai, Ak]
         Bm = eb[Bl, Bk]
         if cconst is not None:
@@ -1965,6 +1981,8 @@ def compile_mfma(inst, spec, ctx, nxt):
         elif acc == "f64":
             # f64 MFMA: products and sums in float64, summed in k order
             cv = cm.view(np.float64)[Dl, Dk]
+            if negs[2]:
+                cv = -cv
             Dm = (cv + Am @ Bm).view(U64)
         else:
             cv = cm.view(np.int32).astype(np.int64)[Dl, Dk]

@@ -77,3 +77,67 @@ def test_unsupported_instructions_listed_at_compile_time():
     prog = Program(k, GlobalMemory())
     assert [i for i, _ in prog.unsupported] == [1]
     assert "v_mfma_f32_4x4x1" in prog.unsupported[0][1]
+
+
+def _mfma_f64_case(snippet, mods):
+    from asmevo.ir.instruction import Instruction
+    rng = np.random.default_rng(3)
+    s = snippet(["v_mfma_f64_16x16x4_f64 v[8:15], v[0:1], v[2:3], v[16:23]"])
+    inst = s.kernel.blocks[0].instructions[0]
+    s.kernel.blocks[0].instructions[0] = Instruction(inst.opcode, inst.operands, mods)
+    A = rng.uniform(-1, 1, (16, 4))
+    Bm = rng.uniform(-1, 1, (4, 16))
+    C = rng.uniform(-1, 1, (64, 4))
+    a = np.zeros(64)
+    b = np.zeros(64)
+    for k in range(4):          # A[i][k] in lane i + 16k, B[k][j] in lane j + 16k
+        a[np.arange(16) + 16 * k] = A[:, k]
+        b[np.arange(16) + 16 * k] = Bm[k, :]
+    s.w.v[0:2] = a.view(np.uint32).reshape(64, 2).T
+    s.w.v[2:4] = b.view(np.uint32).reshape(64, 2).T
+    s.w.v[16:24] = np.ascontiguousarray(C).view(np.uint32).reshape(64, 8).T
+    s.run()
+    got = np.ascontiguousarray(s.w.v[8:16].T).view(np.float64)   # (64, 4)
+    return A, Bm, C, got
+
+
+@pytest.mark.parametrize("mods,na,nb,nc", [
+    ((("neg", (1, 0, 1)),), -1, 1, -1),
+    ((("neg", (0, 1, 0)),), 1, -1, 1),
+    ((("blgp", 6),), 1, -1, -1),          # raw BLGP bits of an f64 MFMA are NEG[2:0]
+])
+def test_mfma_f64_negation(snippet, mods, na, nb, nc):
+    A, Bm, C, got = _mfma_f64_case(snippet, mods)
+    D = (na * A) @ (nb * Bm)
+    for i in range(16):
+        for j in range(16):
+            ln, it = j + 16 * (i // 4), i % 4
+            assert np.isclose(got[ln, it], nc * C[ln, it] + D[i, j], rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("blgp", range(8))
+def test_mfma_blgp_lane_patterns(snippet, blgp):
+    """BLGP source lane per the AMD matrix instruction calculator (_get_blgp_transformed_lane):
+    1 lanes 0-31 to both halves, 2 lanes 32-63 to both, 3 rotate down by 16 (lane l reads
+    l+16 mod 64), 4-7 broadcast 16-lane group blgp-4 to all four groups."""
+    s = snippet([f"v_mfma_f32_32x32x2_f32 v[8:23], v0, v1, 0 blgp:{blgp}"])
+    rng = np.random.default_rng(blgp)
+    a = rng.integers(-4, 5, 64).astype(np.float32)
+    b = rng.integers(-4, 5, 64).astype(np.float32)
+    s.w.v[0] = a.view(np.uint32)
+    s.w.v[1] = b.view(np.uint32)
+    s.run()
+    l = np.arange(64)
+    src = {0: l, 1: l % 32, 2: np.where(l < 32, l + 32, l), 3: (l + 16) % 64,
+           4: l % 16, 5: 16 + l % 16, 6: 32 + l % 16, 7: 48 + l % 16}[blgp]
+    bb = b[src]
+    # 32x32x2 f32: A[i][k] in lane i + 32k, B[k][j] in lane j + 32k (single block)
+    A = np.stack([a[0:32], a[32:64]], axis=1)
+    Bm = np.stack([bb[0:32], bb[32:64]], axis=0)
+    D = A @ Bm
+    got = np.ascontiguousarray(s.w.v[8:24].T).view(np.float32)   # (64, 16)
+    for i in range(32):
+        for j in range(32):
+            ln = j + 32 * ((i // 4) % 2)
+            it = i % 4 + 4 * (i // 8)
+            assert got[ln, it] == D[i, j]
