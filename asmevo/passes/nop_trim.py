@@ -80,6 +80,17 @@ class NopTrim(Pass):
                     continue
                 lo, hi = 0, n                   # smallest count in [0, n] that is safe
                 best = n
+                # first guess: what the hazard analysis says the next instruction needs
+                # from this nop (the failed removal left that analysis cached)
+                guess = self._guess(kernel, am, b, i)
+                if guess is not None and 0 <= guess - 1 < n:
+                    b.instructions.insert(i, _nop(guess - 1))
+                    good = ok()
+                    del b.instructions[i]
+                    if good:  # fewer cannot cover the next instruction's hazards
+                        best = lo = hi = guess - 1
+                    else:
+                        lo = guess
                 while lo < hi and budget[0] > 0:
                     mid = (lo + hi) // 2
                     b.instructions.insert(i, _nop(mid))
@@ -97,6 +108,17 @@ class NopTrim(Pass):
                 am.invalidate(kernel, frozenset())
                 i += 1
         return PassResult(stats=stats)
+
+    @staticmethod
+    def _guess(kernel: Kernel, am, block, i: int) -> int | None:
+        """Wait states the instruction now at ``block.instructions[i]`` needs from a nop
+        before it (:meth:`asmevo.analysis.hazards.HazardAnalysis.required_nops`)."""
+        if i >= len(block.instructions):
+            return None
+        try:
+            return int(am.get("hazards", kernel).required_nops(block.instructions[i]))
+        except Exception:  # noqa: BLE001 - no guess: fall back to the binary search
+            return None
 
     @staticmethod
     def _merge_runs(kernel: Kernel, frozen: set[int] = frozenset()) -> int:
