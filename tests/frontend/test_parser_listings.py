@@ -73,3 +73,32 @@ def _bench():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@pytest.mark.corpus
+def test_aiter_listings_rebuild_original_text(corpus_dir, llvm_mc):
+    """Each AITer code object's listing, as source: parse -> print -> llvm-mc gives the
+    code object's own .text bytes (from the first function on).  Listings that do not
+    assemble as source by themselves (a symbol outside the listing, a symbol named like a
+    section) are skipped; at least 20 must be checked."""
+    from elftools.elf.elffile import ELFFile
+
+    from asmevo.ir import print_module
+    bench = _bench()
+    checked = 0
+    for co in sorted((corpus_dir / "aiter").rglob("*.co")):
+        listing = subprocess.run([find_tool("llvm-objdump"), "-d", f"--mcpu={MCPU}", str(co)],
+                                 capture_output=True, text=True, check=True).stdout
+        first = re.search(r"^([0-9a-f]+) <", listing, re.M)
+        text, _n = bench.listing_to_source(listing)
+        try:
+            assemble_sections(text)
+        except AssertionError:
+            continue
+        got = assemble_sections(print_module(parse_asm(text, str(co))))[".text"]
+        with open(co, "rb") as f:
+            sec = ELFFile(f).get_section_by_name(".text")
+            orig = sec.data()[int(first.group(1), 16) - sec["sh_addr"]:]
+        assert got == orig[:len(got)] and len(got) > 0, co
+        checked += 1
+    assert checked >= 20
