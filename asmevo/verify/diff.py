@@ -19,8 +19,6 @@ where the original did not, the verdict is ``rejected-emulation-fault``.
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 from dataclasses import dataclass
 from typing import Any
 

@@ -202,10 +202,6 @@ def _initial(u: tuple, float_mode: str = "fp"):
 
 # --------------------------------------------------------------------------------------------
 
-def _written_units(insts: Iterable[Instruction], run: SymRun) -> set:
-    return set(run.regs)
-
-
 def _has_uf(terms: Iterable[Any]) -> bool:
     seen: set = set()
     stack = [t for t in terms if isinstance(t, z3.ExprRef)]

@@ -41,7 +41,7 @@ from typing import Iterator
 
 from ..ir.instruction import Instruction
 from ..ir.module import BasicBlock, Kernel, Module
-from ..ir.operands import Func, FuncList, Imm, Label, Reg, Special, Src, base_of
+from ..ir.operands import Imm, Reg, Special, Src, base_of
 
 CHANGING_KINDS = ("swap-noncommutative", "reg-index", "const", "drop-waitcnt", "lower-waitcnt",
                   "drop-nop", "swap-dependent", "branch-cond")

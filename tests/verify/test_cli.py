@@ -4,8 +4,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from asmevo.cli import main
 
 
