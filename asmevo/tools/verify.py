@@ -39,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--level", choices=("static", "z3", "diff", "all"), default=None,
                    help="layers to run (cumulative; default: all with --harness, else z3)")
     p.add_argument("--tolerance", type=_tolerance, default=None, metavar="RTOL,ATOL",
-                   help="float tolerance for outputs (default: bit exact, NaN payload aware)")
+                   help="float tolerance for outputs (default: bit exact, NaN payload aware; "
+                        "0,0: exact values, any NaN matches any NaN)")
     p.add_argument("--timeout", type=int, default=10_000, metavar="MS",
                    help="z3 time budget per window in ms (default 10000)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
