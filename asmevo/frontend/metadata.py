@@ -349,8 +349,12 @@ def llvm_yaml_scalar(s: str) -> Any:
     * a boolean per ``yaml::parseBool`` (``true``, ``on``, ``yes``, ``y``, ``off``...);
     * a floating-point number: llvm-mc 19 writes it as msgpack nil (checked
       against its output), so ``None``;
-    * otherwise the string (``null`` and ``~`` stay strings).
+    * otherwise the string (``null`` and ``~`` stay strings);
+    * the empty string ``''`` is stored as nil (``None``); a value left out entirely
+      (``key:``) is an empty array, see :func:`read_yaml_metadata`.
     """
+    if s == "":
+        return None  # llvm-mc 19 stores an empty (quoted) string as nil
     v = _llvm_uint(s)
     if v is not None:
         return v
@@ -367,7 +371,32 @@ def llvm_yaml_scalar(s: str) -> Any:
     return s
 
 
+class _EmptyPlain:
+    """Marker for a value left out (``key:``), which llvm-mc stores as an empty array."""
+
+
+_EMPTY_PLAIN = _EmptyPlain()
+
+
+def _yaml_loader():
+    import yaml
+    base = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+    class Loader(base):  # type: ignore[misc, valid-type]
+        pass
+
+    def scalar(loader, node):
+        if node.value == "" and not node.style:  # plain style: None (PyYAML) or "" (libyaml)
+            return _EMPTY_PLAIN
+        return node.value
+
+    Loader.add_constructor("tag:yaml.org,2002:str", scalar)
+    return Loader
+
+
 def _llvm_yaml_value(node: Any) -> Any:
+    if node is _EMPTY_PLAIN:
+        return []
     if isinstance(node, dict):
         return {(k if isinstance(k, str) else k): _llvm_yaml_value(v) for k, v in node.items()}
     if isinstance(node, list):
@@ -394,7 +423,7 @@ def read_yaml_metadata(text: str, *, file: str | None = None, line: int | None =
     import yaml
     from ..errors import AsmSyntaxError
     try:
-        doc = yaml.load(text, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
+        doc = yaml.load(text, Loader=_yaml_loader())
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         ln = col = None

@@ -90,7 +90,7 @@ def test_text_abi_equals_what_llvm_mc_assembles(corpus_dir, rel):
 _SCALARS = ["1", "'1'", '"2"', "-3", "0x10", "'0x10'", "010", "0o17", "0b101", "-0",
             "18446744073709551615", "yes", "on", "off", "y", "n", "True", "FALSE", "'true'",
             "1.5", "1e3", "+5", "2.", "null", "~", "1_000", ".inf", "1:2", "abc def", "'it''s'",
-            "global_buffer", "'float*'"]
+            "global_buffer", "'float*'", "", "''", '""', "[]", "{}", "[1, '2', x]"]
 
 
 def test_yaml_scalar_types_match_llvm_mc(tmp_path):
