@@ -777,6 +777,17 @@ def _operand_rules(inst: Instruction, specs: list, base: str = "") -> tuple[str,
     if len(lits) > 1:
         return ("only one unique literal operand is allowed", list(lits.values())[1])
     opc = inst.opcode
+    # vector memory / DS: data and destination registers all VGPRs or all AGPRs
+    # (LLVM AMDGPUAsmParser::validateGWS/validateAGPRLdSt: "data and dst should be all VGPR
+    # or AGPR")
+    files: dict[str, int] = {}
+    for k, (op, (name, _c, _w)) in enumerate(zip(ops, specs)):
+        b = op.base if isinstance(op, Src) else op
+        if name in _MEM_DATA_NAMES and isinstance(b, Reg) and b.file in ("v", "a"):
+            files.setdefault(b.file, k)
+    if len(files) > 1:
+        return ("invalid register class: data and dst should be all VGPR or all AGPR",
+                max(files.values()))
     if opc.startswith("v_"):
         # constant bus: one scalar value (SGPR, special or literal) per VALU instruction
         last = len(specs) - 1

@@ -127,6 +127,8 @@ def test_corpus_type_checks(corpus_dir, isa_table):
     ("global_load_dword v1, v[2:3], off offset0:4", 36, "applies to two-address DS"),
     ("ds_read2_b32 v[0:1], v2 offset:4", 26, "single-address DS instructions"),
     ("ds_write_b32 v1, v2 gds", 22, "GDS is not supported"),
+    ("ds_write2_b32 v1, a2, v3", 24, "data and dst should be all VGPR or all AGPR"),
+    ("global_atomic_add v1, v[2:3], a3, off sc0", 32, "all VGPR or all AGPR"),
     ("v_add3_u32 v0, v1, v2, v3 op_sel_hi:[1,0,0]", 28, "packed-math (VOP3P)"),
     ("v_and_b32_e64 v0, v1, v2 clamp", 27, "not MFMA, lane or bitwise"),
     ("v_cmp_eq_f32_e64 s[0:1], v1, v2 mul:2", 34, "not compares"),
