@@ -398,8 +398,9 @@ _CACHE_LIMIT = 200_000
 
 
 def _strip_comment(line: str) -> str:
-    """Cut a trailing ``;``/``//`` comment (only when the line has no string) for the cache key."""
-    if '"' in line:
+    """Cut a trailing ``;``/``//`` comment for the cache key (not when the line has a
+    string or a ``/* */`` comment, which may contain those characters)."""
+    if '"' in line or "/*" in line:
         return line
     i = line.find(";")
     j = line.find("//")

@@ -91,7 +91,8 @@ def test_operand_forms(text, operands, modifiers):
 def test_comments_ignored():
     a = parse_instruction("v_add_f32_e32 v0, v1, v2 ; comment")
     b = parse_instruction("v_add_f32_e32 v0, /* inline */ v1, v2 // addr: 000000001234")
-    assert a == b == parse_instruction("v_add_f32_e32 v0, v1, v2")
+    c = parse_instruction("v_add_f32_e32 v0, /* ; not a comment start */ v1, v2")
+    assert a == b == c == parse_instruction("v_add_f32_e32 v0, v1, v2")
 
 
 SNIPPET = """\
