@@ -16,6 +16,7 @@ it, nothing else the runtime or the caller can see.  Compared per kernel:
   and ``.vgpr_spill_count``; this covers the kernarg layout (``.args``,
   ``.kernarg_segment_size``, ``.kernarg_segment_align``);
 * the target id;
+* in a code object, each descriptor's code entry is the kernel symbol's address;
 * data the code may read: allocated data sections of a code object (kernel
   descriptors masked out), or the top-level data directives of assembly.
 
@@ -273,6 +274,25 @@ def compare_data(orig: Module, cand: Module) -> list[Evidence]:
     return ev
 
 
+def check_entry_points(module: Module) -> list[Evidence]:
+    """In a code object, every descriptor's ``kernel_code_entry_byte_offset`` must lead to
+    the kernel symbol's address: the hardware starts where the descriptor says, while
+    the verifier reads the code at the symbol (AMDGPUUsage, "Kernel Descriptor")."""
+    co = getattr(module, "code_object", None)
+    ev = []
+    for k in getattr(co, "kernels", None) or []:
+        kd = getattr(k, "descriptor", None)
+        if kd is None or not hasattr(k, "kd_address"):
+            continue
+        entry = k.kd_address + kd.kernel_code_entry_byte_offset
+        if entry != k.address:
+            ev.append(Evidence("abi", "entry-point",
+                               f"{k.name}: the descriptor's code entry is {entry:#x}, the kernel "
+                               f"symbol is at {k.address:#x}",
+                               {"kernel": k.name, "entry": entry, "symbol": k.address}))
+    return ev
+
+
 def compare_abi(orig: Module, cand: Module) -> Verdict:
     """Check that ``cand`` keeps ``orig``'s ABI (see module docstring).
 
@@ -327,6 +347,7 @@ def compare_abi(orig: Module, cand: Module) -> Verdict:
                                        f"candidate {mb.get(key, '<absent>')!r}",
                                        {"kernel": name, "key": key,
                                         "original": ma.get(key), "candidate": mb.get(key)}))
+    ev += check_entry_points(cand)
     ev += compare_data(orig, cand)
     if ev:
         return Verdict(Status.REJECTED_ABI, ev[0].message, ev)

@@ -267,3 +267,20 @@ def test_every_corpus_code_object_verifies_against_itself(corpus_dir, request):
         if not v.accepted:
             bad.append(f"{p.name}: {v.status.value}: {v.message}")
     assert bad == []
+
+
+def test_descriptor_entry_must_be_the_kernel_symbol(corpus_dir):
+    import copy
+    from asmevo.frontend.loader import load
+    from asmevo.verify.abi import check_entry_points
+    m = load(str(corpus_dir / "vadd_f32.co"))
+    assert check_entry_points(m) == []
+    m2 = copy.copy(m)
+    co = copy.copy(m.code_object)
+    k = copy.copy(co.kernels[0])
+    k.descriptor = k.descriptor.copy()
+    k.descriptor.kernel_code_entry_byte_offset += 8   # hardware would skip two instructions
+    co.kernels = [k]
+    m2.code_object = co
+    ev = check_entry_points(m2)
+    assert [e.kind for e in ev] == ["entry-point"]
