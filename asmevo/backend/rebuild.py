@@ -387,8 +387,9 @@ def _rederive_descriptor(module: Module, kernel: Kernel, blk: AmdhsaKernel) -> N
 
 
 def sync_text_metadata(module: Module) -> bool:
-    """For a module parsed from text: rewrite its ``.amdgpu_metadata`` YAML when a kernel's
-    ``Kernel.metadata`` no longer equals its entry there.  The new YAML is read back with
+    """For a module parsed from text: rewrite its ``.amdgpu_metadata`` YAML (or the raw
+    NT_AMDGPU_METADATA note data ``asmevo dis`` writes when YAML cannot express the values)
+    when a kernel's ``Kernel.metadata`` no longer equals its entry there.  The new YAML is read back with
     llvm-mc's typing (:func:`asmevo.frontend.metadata.read_yaml_metadata`) and must give the
     same values (llvm-mc ignores YAML quoting, so e.g. a string ``"1"`` cannot be written).
 
@@ -398,13 +399,36 @@ def sync_text_metadata(module: Module) -> bool:
     Raises:
         AsmevoError: the edited metadata has no YAML form that llvm-mc reads back unchanged.
     """
+    from ..frontend.disasm import raw_note_items
+    from ..frontend.loader import raw_note_document
     from ..frontend.metadata import read_yaml_metadata, to_yaml
+    by_name = {k.name: k.metadata for k in module.kernels if isinstance(k.metadata, dict)}
+    items = module.items
+    for idx, it in enumerate(items):
+        if isinstance(it, Directive) and it.name == ".section" and it.args.startswith(".note"):
+            doc = raw_note_document(items, idx + 1, module.source)
+            if doc is None:
+                continue
+            ks = doc.get("amdhsa.kernels") or []
+            changed = False
+            for i, entry in enumerate(ks):
+                if isinstance(entry, dict) and entry.get(".name") in by_name \
+                        and by_name[entry[".name"]] != entry:
+                    ks[i] = copy.deepcopy(by_name[entry[".name"]])
+                    changed = True
+            if not changed:
+                return False
+            end = idx + 1
+            while end < len(items) and not (isinstance(items[end], Directive)
+                                            and items[end].name in (".section", ".text")):
+                end += 1
+            items[idx:end] = raw_note_items(msgpack.packb(doc))
+            return True
     for it in module.items:
         if not isinstance(it, MetadataBlock):
             continue
         doc = read_yaml_metadata(it.text, file=module.source, line=it.line)
         entries = doc.get("amdhsa.kernels") or []
-        by_name = {k.name: k.metadata for k in module.kernels if isinstance(k.metadata, dict)}
         changed = False
         for i, entry in enumerate(entries):
             if isinstance(entry, dict) and entry.get(".name") in by_name \

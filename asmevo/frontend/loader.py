@@ -216,25 +216,32 @@ def _raw_bytes(items: list, start: int, *, stop_size: str | None = None,
 def _raw_note_kernels(items: list, start: int, source: str | None) -> list[dict]:
     """The ``amdhsa.kernels`` entries of an NT_AMDGPU_METADATA note written as data
     (``.long NAMESZ, DESCSZ, 32`` / ``.asciz "AMDGPU"`` / data bytes), else ``[]``."""
+    doc = raw_note_document(items, start, source)
+    return [k for k in (doc or {}).get("amdhsa.kernels") or [] if isinstance(k, dict)]
+
+
+def raw_note_document(items: list, start: int, source: str | None = None) -> dict | None:
+    """The decoded metadata map of an NT_AMDGPU_METADATA note written as data items
+    starting at ``items[start]`` (just after its ``.section .note`` directive), or ``None``
+    when the items are not such a note."""
     from ..ir.module import Directive
     from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, decode_metadata
     rest = [it for it in items[start:start + 4] if not (isinstance(it, Directive) and it.name == ".p2align")]
     if len(rest) < 2 or not all(isinstance(it, Directive) for it in rest[:2]):
-        return []
+        return None
     head, owner = rest[0], rest[1]
     try:
         namesz, descsz, ntype = (int(v, 0) for v in head.args.split(","))
     except ValueError:
-        return []
+        return None
     if head.name != ".long" or owner.name != ".asciz" or owner.args.strip() != f'"{NOTE_OWNER}"' \
             or ntype != NT_AMDGPU_METADATA:
-        return []
-    j = items.index(owner, start) + 1
+        return None
+    j = next(n for n in range(start, len(items)) if items[n] is owner) + 1
     desc = _raw_bytes(items, j, limit=descsz)
     if desc is None or len(desc) < descsz:
-        return []
+        return None
     try:
-        md = decode_metadata(desc[:descsz], file=source)
+        return decode_metadata(desc[:descsz], file=source).raw
     except AsmevoError:
-        return []
-    return [k.raw for k in md.kernels]
+        return None

@@ -248,6 +248,8 @@ def iter_notes(data: bytes, base_offset: int = 0, *, file: str | None = None) ->
 # -- YAML for .amdgpu_metadata ------------------------------------------------
 
 def _yaml_scalar(v: Any) -> str:
+    if v is None:
+        return "''"  # llvm-mc stores an empty string as nil
     if v is True:
         return "true"
     if v is False:

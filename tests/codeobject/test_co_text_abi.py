@@ -281,3 +281,28 @@ def test_disassembly_text_gives_the_same_abi(tmp_path, path):
         assert not any(isinstance(it, AmdhsaKernel) for it in t.items)  # the raw-data path was used
     if path.name == "allreduce_rmsnorm_N8192.co":
         assert not any(isinstance(it, MetadataBlock) for it in t.items)
+
+
+def test_raw_note_text_module_metadata_edit(tmp_path, corpus_dir):
+    """A dis text whose metadata is the raw note (AITer): a Kernel.metadata edit on the loaded
+    text reaches the rebuilt object's note."""
+    from asmevo.frontend.disasm import disassemble
+    from asmevo.ir import MetadataBlock, print_module
+    m = disassemble(corpus_dir / "aiter/gfx942/allreduce_rmsnorm_N8192.co")
+    assert not any(isinstance(it, MetadataBlock) for it in m.items)
+    s = tmp_path / "a.s"
+    s.write_text(print_module(m))
+    t = load(s)
+    k = next(k for k in t.kernels if k.is_kernel)
+    k.metadata[".max_flat_workgroup_size"] = 64
+    out = tmp_path / "a.co"
+    write_code_object(t, str(out))
+    co = read_code_object(out)
+    assert co.kernels[0].metadata.max_flat_workgroup_size == 64
+    assert co.metadata.raw["amdhsa.kernels"][0] == k.metadata
+
+
+def test_to_yaml_nil_and_empty_round_trip():
+    from asmevo.frontend.metadata import to_yaml
+    doc = {"amdhsa.kernels": [{".name": "k", ".x": None, ".y": [], ".z": {}, ".w": "a b"}]}
+    assert read_yaml_metadata(to_yaml(doc)) == doc
