@@ -1899,32 +1899,62 @@ def _unpack_elems(raw: np.ndarray, ty: str):
 
 
 @functools.lru_cache(maxsize=None)
-def _mfma_maps(M: int, N: int, K: int):
-    """Lane/item index maps of a single-block MFMA (corpus README layouts): A[i][k] in lane
-    i + M*(k // KL), item k % KL; B[k][j] in lane j + N*(k // KL); D[i][j] in lane
-    j + N*((i // 4) % (64 // N)), item i % 4 + 4*((i // 4) // (64 // N))."""
-    nlg = 64 // M
-    KL = K // nlg
-    i = np.arange(M)[:, None]
-    k = np.arange(K)[None, :]
-    Ai, Ak = i + M * (k // KL) + 0 * k, (k % KL) + 0 * i
-    kk = np.arange(K)[:, None]
-    j = np.arange(N)[None, :]
-    Bl, Bk = j + N * (kk // KL) + 0 * kk, (kk % KL) + 0 * j
-    ii = np.arange(M)[:, None]
-    jj = np.arange(N)[None, :]
-    g = ii // 4
-    Dl = jj + N * (g % (64 // N)) + 0 * ii
-    Dk = (ii % 4 + 4 * (g // (64 // N))) + 0 * jj
+def mfma_maps(M: int, N: int, K: int, blocks: int = 1, f64_out: bool = False):
+    """Lane/item index maps of a gfx9 MFMA with ``blocks`` independent M x N x K products
+    (CDNA3 ISA guide, "Matrix arithmetic"; the same register layout as AMD's
+    matrix instruction calculator for gfx9).
+
+    Returns ``(Ai, Ak, Bl, Bk, Dl, Dk)``: int arrays of shapes (blocks, M, K), (blocks, K, N)
+    and (blocks, M, N).  A[b][i][k] is element ``Ak`` (of the lane's packed elements) in lane
+    ``Ai`` = b*M + M*blocks*(k // KL) + i with KL = K*M*blocks/64 elements per lane and
+    ``Ak`` = k % KL; B likewise with N.  D[b][i][j] is accumulator element ``Dk`` of lane
+    ``Dl``: rows come in groups of ``h`` (4, or 1 for f64 results), 64/N groups side by side
+    across the lanes; with r = (i // h) % (64 // N), c = ceil(64 / (M*N/h)) blocks share a
+    register: lane = (b % c)*N + r*c*N + j, element = b*M*N/64 + (i // (h*64/N))*h + i % h."""
+    B = blocks
+    KLa = K * M * B // 64
+    KLb = K * N * B // 64
+    b = np.arange(B)[:, None, None]
+    i = np.arange(M)[None, :, None]
+    k = np.arange(K)[None, None, :]
+    Ai = b * M + M * B * (k // KLa) + i
+    Ak = np.broadcast_to(k % KLa, Ai.shape)
+    kk = np.arange(K)[None, :, None]
+    j = np.arange(N)[None, None, :]
+    Bl = b * N + N * B * (kk // KLb) + j
+    Bk = np.broadcast_to(kk % KLb, Bl.shape)
+    h = 1 if f64_out else 4
+    mpr = 64 // N
+    c = -(-64 // (M * N // h))
+    ii = np.arange(M)[None, :, None]
+    Dl = (b % c) * N + ((ii // h) % mpr) * c * N + j
+    Dk = b * (M * N // 64) + (ii // (h * mpr)) * h + ii % h + 0 * j
     return Ai, Ak, Bl, Bk, Dl, Dk
 
 
+def _blgp_src(blgp: int) -> np.ndarray:
+    """Source lane of each lane's B operand under BLGP (AMD matrix instruction calculator,
+    _get_blgp_transformed_lane): 0 normal, 1/2 broadcast lanes 0-31 / 32-63 to both
+    halves, 3 rotate down by 16 lanes (lane l reads l+16 mod 64), 4-7 broadcast the
+    16-lane group blgp-4 to all four groups."""
+    lane = LANES
+    return {0: lane, 1: lane & 31, 2: (lane & 31) + 32, 3: (lane + 16) & 63,
+            4: lane & 15, 5: (lane & 15) + 16, 6: (lane & 15) + 32, 7: (lane & 15) + 48}[blgp]
+
+
 def compile_mfma(inst, spec, ctx, nxt):
+    """MFMA: D = C + A @ B per block, products and sums in float64 (int64 for i8), rounded
+    once to the accumulator type.  CBSZ/ABID (multi-block forms): block b uses the A block
+    (b // 2**cbsz) * 2**cbsz + abid; BLGP permutes the B lanes (f64 forms: NEG bits)."""
     ex = spec.extra
     M, N, K, ty, tyb, acc = ex["M"], ex["N"], ex["K"], ex["ty"], ex["tyb"], ex["acc"]
-    for m in ("cbsz", "abid"):
-        if inst.mod(m, 0):
-            raise CompileError(f"MFMA modifier {m} (multi-block broadcast) is not emulated")
+    nb = ex.get("blocks", 1)
+    cbsz = int(inst.mod("cbsz", 0) or 0)
+    abid = int(inst.mod("abid", 0) or 0)
+    if cbsz or abid:
+        if nb == 1 or (1 << cbsz) > nb or abid >= (1 << cbsz):
+            raise CompileError(f"MFMA cbsz:{cbsz} abid:{abid} is not valid for {nb} block(s)")
+    a_block = (np.arange(nb) >> cbsz << cbsz) + abid
     blgp = int(inst.mod("blgp", 0) or 0)
     # CDNA3 f64 MFMA: the BLGP field holds NEG[2:0] (negate A, B, C), printed by LLVM as
     # neg:[a,b,c] (AMD matrix instruction calculator, CDNA3 FP64 negation)
@@ -1938,19 +1968,15 @@ def compile_mfma(inst, spec, ctx, nxt):
         blgp = 0
     elif neg_mod and any(neg_mod):
         raise CompileError("neg on a non-f64 MFMA")
-    # B-matrix lane group pattern: which source lane each lane's B operand comes from
-    # (CDNA3 ISA guide, "MFMA ... BLGP"): 0 normal, 1/2 broadcast lanes 0-31 / 32-63 to
-    # both halves, 3 rotate down by 16 lanes, 4-7 broadcast 16-lane group (blgp-4) to all
-    lane = LANES
-    blgp_src = {0: lane, 1: lane & 31, 2: (lane & 31) + 32, 3: (lane + 16) & 63,
-                4: lane & 15, 5: (lane & 15) + 16, 6: (lane & 15) + 32, 7: (lane & 15) + 48}[blgp]
+    blgp_src = _blgp_src(blgp)
     ops = inst.operands
     d = _regs_of(ops[0])
     A, Bop = _regs_of(ops[1]), _regs_of(ops[2])
     C = base_of(ops[3])
-    nacc = M * N // 64                      # accumulator elements per lane
+    nacc = nb * M * N // 64                 # accumulator elements per lane
     nregs = nacc * (2 if acc == "f64" else 1)
-    Ai, Ak, Bl, Bk, Dl, Dk = _mfma_maps(M, N, K)
+    Ai, Ak, Bl, Bk, Dl, Dk = mfma_maps(M, N, K, nb, acc == "f64")
+    Ai, Ak = Ai[a_block], Ak[a_block]
 
     def regs(wv, r):
         F = wv.v if r.file == "v" else wv.a

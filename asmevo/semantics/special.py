@@ -137,8 +137,7 @@ K("ds_append", "ds", op="append", size=4, sign=1)
 K("ds_consume", "ds", op="append", size=4, sign=-1)
 K("ds_permute_b32", "ds", op="permute", size=4)
 K("ds_bpermute_b32", "ds", op="bpermute", size=4)
-# MFMA (operand layouts: corpus README / CDNA3 ISA guide, "Matrix arithmetic"); single-block
-# shapes only (the multi-block 4x4 / *_2b / *_4b variants are not registered)
+# MFMA (operand layouts: CDNA3 ISA guide, "Matrix arithmetic"; asmevo.emu.executor.mfma_maps)
 _MFMA = {
     "v_mfma_f32_32x32x8_f16": (32, 32, 8, "f16", "f32"),
     "v_mfma_f32_32x32x8f16": (32, 32, 8, "f16", "f32"),
@@ -155,6 +154,33 @@ _MFMA = {
 }
 for n, (M, N, Kk, ty, acc) in _MFMA.items():
     K(n, "mfma", M=M, N=N, K=Kk, ty=ty, tyb=ty, acc=acc)
+# multi-block forms (``blocks`` independent products; CBSZ/ABID broadcast A blocks) and the
+# pre-gfx940 spellings LLVM still accepts for single- and multi-block shapes
+_MFMA_MB = {
+    "v_mfma_f32_32x32x1_2b_f32": (32, 32, 1, 2, "f32", "f32", ("v_mfma_f32_32x32x1f32",)),
+    "v_mfma_f32_16x16x1_4b_f32": (16, 16, 1, 4, "f32", "f32", ("v_mfma_f32_16x16x1f32",)),
+    "v_mfma_f32_4x4x1_16b_f32": (4, 4, 1, 16, "f32", "f32", ("v_mfma_f32_4x4x1f32",)),
+    "v_mfma_f32_32x32x4_2b_f16": (32, 32, 4, 2, "f16", "f32", ("v_mfma_f32_32x32x4f16",)),
+    "v_mfma_f32_16x16x4_4b_f16": (16, 16, 4, 4, "f16", "f32", ("v_mfma_f32_16x16x4f16",)),
+    "v_mfma_f32_4x4x4_16b_f16": (4, 4, 4, 16, "f16", "f32", ("v_mfma_f32_4x4x4f16",)),
+    "v_mfma_f32_32x32x4_2b_bf16": (32, 32, 4, 2, "bf16", "f32", ("v_mfma_f32_32x32x4bf16_1k",)),
+    "v_mfma_f32_16x16x4_4b_bf16": (16, 16, 4, 4, "bf16", "f32", ("v_mfma_f32_16x16x4bf16_1k",)),
+    "v_mfma_f32_4x4x4_16b_bf16": (4, 4, 4, 16, "bf16", "f32", ("v_mfma_f32_4x4x4bf16_1k",)),
+    "v_mfma_i32_32x32x4_2b_i8": (32, 32, 4, 2, "i8", "i32", ("v_mfma_i32_32x32x4i8",)),
+    "v_mfma_i32_16x16x4_4b_i8": (16, 16, 4, 4, "i8", "i32", ("v_mfma_i32_16x16x4i8",)),
+    "v_mfma_i32_4x4x4_16b_i8": (4, 4, 4, 16, "i8", "i32", ("v_mfma_i32_4x4x4i8",)),
+    "v_mfma_f64_4x4x4_4b_f64": (4, 4, 4, 4, "f64", "f64", ("v_mfma_f64_4x4x4f64",)),
+}
+for n, (M, N, Kk, nb, ty, acc, aliases) in _MFMA_MB.items():
+    for _n in (n,) + aliases:
+        K(_n, "mfma", M=M, N=N, K=Kk, ty=ty, tyb=ty, acc=acc, blocks=nb)
+for _n, _c in (("v_mfma_f32_32x32x2f32", "v_mfma_f32_32x32x2_f32"),
+               ("v_mfma_f32_16x16x4f32", "v_mfma_f32_16x16x4_f32"),
+               ("v_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8_bf16"),
+               ("v_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16_bf16")):
+    if _n not in _MFMA:
+        M, N, Kk, ty, acc = _MFMA[_c]
+        K(_n, "mfma", M=M, N=N, K=Kk, ty=ty, tyb=ty, acc=acc)
 for _a in ("fp8", "bf8"):
     for _b in ("fp8", "bf8"):
         K(f"v_mfma_f32_32x32x16_{_a}_{_b}", "mfma", M=32, N=32, K=16, ty=_a, tyb=_b, acc="f32")

@@ -1040,6 +1040,10 @@ def _mfma(st, inst, spec):
     for m in ("cbsz", "abid", "blgp"):
         if inst.mod(m, 0):
             raise Unsupported(f"'{inst.text()}': MFMA {m} is not modelled symbolically")
+    if ex.get("blocks", 1) > 1:
+        raise Unsupported(f"'{inst.text()}': multi-block MFMA is not modelled symbolically")
+    if inst.mod("neg", None) and any(inst.mod("neg")):
+        raise Unsupported(f"'{inst.text()}': MFMA neg is not modelled symbolically")
     M, N, K = ex["M"], ex["N"], ex["K"]
     ops = inst.operands
     d, A, Bm, C = base_of(ops[0]), base_of(ops[1]), base_of(ops[2]), base_of(ops[3])
@@ -1065,8 +1069,12 @@ def _mfma(st, inst, spec):
         # inverse of the D layout: lane = j + N*(g % nlgN), item = i%4 + 4*(g // nlgN)
         nlgN = 64 // N
         j = L & c6(N - 1)
-        g = z3.LShR(L, c6(N.bit_length() - 1)) + c6((it // 4) * nlgN)   # lane // N + ...
-        i = g * 4 + c6(it % 4)
+        if ex["acc"] == "f64":
+            # f64 results: single rows, D[i][j] in lane j + N*(i % nlgN), element i // nlgN
+            i = z3.LShR(L, c6(N.bit_length() - 1)) + c6(it * nlgN)
+        else:
+            g = z3.LShR(L, c6(N.bit_length() - 1)) + c6((it // 4) * nlgN)   # lane // N + ...
+            i = g * 4 + c6(it % 4)
         a_elems = [elem(a_units, eba, k, i + c6(M * (k // KL))) for k in range(K)]
         b_elems = [elem(b_units, ebb, k, j + c6(N * (k // KL))) for k in range(K)]
         if ex["acc"] == "f64":

@@ -420,9 +420,9 @@ def test_mfma_f64(snippet):
     s.run()
     D = A @ Bm
     got = np.ascontiguousarray(s.w.v[8:16].T).view(np.float64)   # (64, 4)
-    for i in range(16):
-        for j in range(16):
-            assert np.isclose(got[j + 16 * (i // 4), i % 4], D[i, j], rtol=1e-14, atol=1e-15)
+    for i in range(16):          # f64 results: D[i][j] in lane j + 16*(i % 4), element i // 4
+        for j in range(16):      # (AMD matrix instruction calculator, gfx9 64-bit outputs)
+            assert np.isclose(got[j + 16 * (i % 4), i // 4], D[i, j], rtol=1e-14, atol=1e-15)
 
 
 def test_swap_pk_fmac_and_ds_pk_add(snippet):

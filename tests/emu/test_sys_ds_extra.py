@@ -72,11 +72,12 @@ def test_s_setpc_and_swappc(snippet):
 
 
 def test_unsupported_instructions_listed_at_compile_time():
-    k = build_kernel(["v_mov_b32_e32 v1, 1", "v_mfma_f32_4x4x1f32 v[0:3], v4, v5, v[0:3]",
+    k = build_kernel(["v_mov_b32_e32 v1, 1",
+                      "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], 0 cbsz:1 abid:1",
                       "s_endpgm"])
     prog = Program(k, GlobalMemory())
     assert [i for i, _ in prog.unsupported] == [1]
-    assert "v_mfma_f32_4x4x1" in prog.unsupported[0][1]
+    assert "cbsz" in prog.unsupported[0][1]
 
 
 def _mfma_f64_case(snippet, mods):
@@ -111,7 +112,7 @@ def test_mfma_f64_negation(snippet, mods, na, nb, nc):
     D = (na * A) @ (nb * Bm)
     for i in range(16):
         for j in range(16):
-            ln, it = j + 16 * (i // 4), i % 4
+            ln, it = j + 16 * (i % 4), i // 4
             assert np.isclose(got[ln, it], nc * C[ln, it] + D[i, j], rtol=1e-13, atol=1e-14)
 
 
@@ -141,3 +142,58 @@ def test_mfma_blgp_lane_patterns(snippet, blgp):
             ln = j + 32 * ((i // 4) % 2)
             it = i % 4 + 4 * (i // 8)
             assert got[ln, it] == D[i, j]
+
+
+@pytest.mark.parametrize("cbsz,abid", [(0, 0), (2, 1), (4, 15)])
+def test_mfma_4x4x1_16b_broadcast(snippet, cbsz, abid):
+    """16 blocks of 4x4x1: A[b][i][0] in lane 4b+i, B[b][0][j] in lane 4b+j, D[b][i][j] in
+    register i, lane 4b+j; block b takes A block (b >> cbsz << cbsz) + abid."""
+    s = snippet([f"v_mfma_f32_4x4x1_16b_f32 v[8:11], v0, v1, v[12:15] cbsz:{cbsz} abid:{abid}"])
+    a = np.arange(64, dtype=np.float32) - 20
+    b = (np.arange(64, dtype=np.float32) % 7) - 3
+    s.w.v[0] = a.view(np.uint32)
+    s.w.v[1] = b.view(np.uint32)
+    for r in range(4):
+        s.w.v[12 + r] = np.full(64, 100.0 * r, np.float32).view(np.uint32)
+    s.run()
+    got = s.w.v[8:12].view(np.float32)
+    for blk in range(16):
+        src = ((blk >> cbsz) << cbsz) + abid
+        for i in range(4):
+            for j in range(4):
+                assert got[i, 4 * blk + j] == 100.0 * i + a[4 * src + i] * b[4 * blk + j]
+
+
+def test_mfma_32x32x1_2b_two_blocks(snippet):
+    """2 blocks of 32x32x1: A[b][i] in lane 32b+i; D[b][i][j] in register 16b + 4*(i//8)
+    + i%4, lane j + 32*((i//4) % 2)."""
+    s = snippet(["v_mfma_f32_32x32x1_2b_f32 v[8:39], v0, v1, 0"])
+    a = (np.arange(64) % 5 - 2).astype(np.float32)
+    b = (np.arange(64) % 3 + 1).astype(np.float32)
+    s.w.v[0] = a.view(np.uint32)
+    s.w.v[1] = b.view(np.uint32)
+    s.run()
+    got = s.w.v[8:40].view(np.float32)
+    for blk in range(2):
+        for i in range(32):
+            for j in range(32):
+                r = 16 * blk + 4 * (i // 8) + i % 4
+                assert got[r, j + 32 * ((i // 4) % 2)] == a[32 * blk + i] * b[32 * blk + j]
+
+
+def test_mfma_f64_4x4x4_4b(snippet):
+    """4 blocks of f64 4x4x4: A[b][i][k] in lane 4b + 16k + i; D[b][i][j] in lane
+    16i + 4b + j (one f64 element)."""
+    rng = np.random.default_rng(5)
+    s = snippet(["v_mfma_f64_4x4x4_4b_f64 v[8:9], v[0:1], v[2:3], 0"])
+    a = rng.uniform(-1, 1, 64)
+    b = rng.uniform(-1, 1, 64)
+    s.w.v[0:2] = a.view(np.uint32).reshape(64, 2).T
+    s.w.v[2:4] = b.view(np.uint32).reshape(64, 2).T
+    s.run()
+    got = np.ascontiguousarray(s.w.v[8:10].T).view(np.float64)[:, 0]
+    for blk in range(4):
+        for i in range(4):
+            for j in range(4):
+                want = sum(a[4 * blk + 16 * k + i] * b[4 * blk + 16 * k + j] for k in range(4))
+                assert np.isclose(got[16 * i + 4 * blk + j], want, rtol=1e-14, atol=1e-15)
