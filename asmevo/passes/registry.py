@@ -70,9 +70,9 @@ class PassInfo:
 
     @property
     def doc(self) -> str:
-        """First line of the pass class docstring."""
-        d = (self.cls.__doc__ or "").strip().splitlines()
-        return d[0] if d else ""
+        """First paragraph of the pass class docstring, on one line."""
+        para = (self.cls.__doc__ or "").strip().split("\n\n")[0]
+        return " ".join(line.strip() for line in para.splitlines())
 
 
 def _builtin_loader(spec: str) -> Callable[[], type]:

@@ -109,7 +109,7 @@ class WindowEdit(Pass):
     name: ClassVar[str] = "window-edit"
     scope: ClassVar[str] = "module"
     preserves: ClassVar[frozenset[str]] = frozenset()
-    file: str = field(default="", metadata={"doc": "path of the EDIT.json file"})
+    file: str = field(metadata={"doc": "path of the EDIT.json file"})
 
     def __post_init__(self) -> None:
         if not self.file:

@@ -208,6 +208,12 @@ def main(argv: list[str] | None = None) -> int:
         return e.exit_status
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `asmevo-opt --print-passes | head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
     except Exception as e:  # never a traceback; ASMEVO_DEBUG=1 shows it
         if os.environ.get("ASMEVO_DEBUG"):
             raise
