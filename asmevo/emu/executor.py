@@ -1947,6 +1947,8 @@ def compile_mfma(inst, spec, ctx, nxt):
     once to the accumulator type.  CBSZ/ABID (multi-block forms): block b uses the A block
     (b // 2**cbsz) * 2**cbsz + abid; BLGP permutes the B lanes (f64 forms: NEG bits)."""
     ex = spec.extra
+    if ex.get("sparse"):
+        return _compile_smfmac(inst, spec, ctx, nxt)
     M, N, K, ty, tyb, acc = ex["M"], ex["N"], ex["K"], ex["ty"], ex["tyb"], ex["acc"]
     nb = ex.get("blocks", 1)
     cbsz = int(inst.mod("cbsz", 0) or 0)
@@ -2017,6 +2019,78 @@ def compile_mfma(inst, spec, ctx, nxt):
         out[Dl, Dk] = Dm
         F = wv.v if d.file == "v" else wv.a
         F[d.index:d.index + nregs] = np.ascontiguousarray(out).view(U32).T
+        return nxt
+    return run
+
+
+@functools.lru_cache(maxsize=None)
+def smfmac_maps(M: int, K: int, esize: int, abid: int):
+    """Index maps of the compressed A operand of a 4:2 sparse MFMA (v_smfmac_*).
+
+    A[i][k] is dense M x K; each group of 4 k values keeps 2 of them.  The kept pair of
+    group g of row i is stored as elements e0 = s % KS and e0 + 1 of lane
+    i + M*(s // KS), s = 2g, KS = (K/2)*M/64 stored elements per lane.  Its 4-bit index
+    (bits [1:0]: position in the group of the first stored value, [3:2]: of the second)
+    is in the index VGPR of the same lane at bit 4*((e0 + 64*abid/esize) // 2) (ABID
+    chooses the index set; AMD matrix instruction calculator, gfx9 compression index).
+    Returns ``(lane, e0, shift)`` int arrays of shape (M, K/4)."""
+    KS = (K // 2) * M // 64
+    i = np.arange(M)[:, None]
+    g = np.arange(K // 4)[None, :]
+    s = 2 * g
+    lane = i + M * (s // KS)
+    e0 = np.broadcast_to(s % KS, lane.shape)
+    shift = ((e0 + 64 * abid // esize) // 2) * 4
+    return lane, e0, shift
+
+
+_ESIZE = {"f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8}
+
+
+def _compile_smfmac(inst, spec, ctx, nxt):
+    """v_smfmac_*: vdst += decompress(src0, src2) @ src1 (the destination is also the
+    accumulator input).  CBSZ must be 0; ABID chooses the index set."""
+    ex = spec.extra
+    M, N, K, ty, tyb, acc = ex["M"], ex["N"], ex["K"], ex["ty"], ex["tyb"], ex["acc"]
+    cbsz = int(inst.mod("cbsz", 0) or 0)
+    abid = int(inst.mod("abid", 0) or 0)
+    es = _ESIZE[ty]
+    nsets = 32 // (2 * ((K // 2) * M // 64))       # index sets in the 32-bit index VGPR
+    if cbsz or abid >= nsets:
+        raise CompileError(f"sparse MFMA cbsz:{cbsz} abid:{abid} is not emulated")
+    ops = inst.operands
+    d, A, Bop, idx = _regs_of(ops[0]), _regs_of(ops[1]), _regs_of(ops[2]), _regs_of(ops[3])
+    nacc = M * N // 64
+    _, _, Bl, Bk, Dl, Dk = mfma_maps(M, N, K)
+    Bl, Bk, Dl, Dk = Bl[0], Bk[0], Dl[0], Dk[0]
+    lane, e0, shift = smfmac_maps(M, K, es, abid)
+    base = 4 * np.arange(K // 4)[None, :] + np.zeros((M, 1), int)
+    rows = np.broadcast_to(np.arange(M)[:, None], lane.shape)
+
+    def regs(wv, r):
+        F = wv.v if r.file == "v" else wv.a
+        return F[r.index:r.index + r.count].T  # (64, count)
+
+    def run(wv):
+        ea = _unpack_elems(regs(wv, A), ty)
+        eb = _unpack_elems(regs(wv, Bop), tyb)
+        F = wv.v if idx.file == "v" else wv.a
+        nib = (F[idx.index].astype(np.int64)[lane] >> shift) & 15
+        Am = np.zeros((M, K), ea.dtype)
+        Am[rows, base + (nib & 3)] = ea[lane, e0]
+        Am[rows, base + (nib >> 2)] = ea[lane, e0 + 1]
+        Bm = eb[Bl, Bk]
+        cm = np.ascontiguousarray(regs(wv, d))
+        if acc == "f32":
+            cv = cm.view(np.float32).astype(np.float64)[Dl, Dk]
+            Dm = (cv + Am @ Bm).astype(np.float32).view(U32)
+        else:
+            cv = cm.view(np.int32).astype(np.int64)[Dl, Dk]
+            Dm = ((cv + Am @ Bm) & 0xFFFFFFFF).astype(U32)
+        out = np.zeros((64, nacc), U32)
+        out[Dl, Dk] = Dm
+        Fd = wv.v if d.file == "v" else wv.a
+        Fd[d.index:d.index + nacc] = np.ascontiguousarray(out).T
         return nxt
     return run
 

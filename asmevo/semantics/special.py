@@ -181,6 +181,22 @@ for _n, _c in (("v_mfma_f32_32x32x2f32", "v_mfma_f32_32x32x2_f32"),
     if _n not in _MFMA:
         M, N, Kk, ty, acc = _MFMA[_c]
         K(_n, "mfma", M=M, N=N, K=Kk, ty=ty, tyb=ty, acc=acc)
+# 4:2 structured-sparse MFMA: D += decompress(A, index VGPR src2) @ B (CDNA3 ISA guide,
+# "Sparse matrix"; index layout as AMD's matrix instruction calculator)
+for _n, (M, N, Kk, ty, acc) in {
+        "v_smfmac_f32_16x16x32_f16": (16, 16, 32, "f16", "f32"),
+        "v_smfmac_f32_32x32x16_f16": (32, 32, 16, "f16", "f32"),
+        "v_smfmac_f32_16x16x32_bf16": (16, 16, 32, "bf16", "f32"),
+        "v_smfmac_f32_32x32x16_bf16": (32, 32, 16, "bf16", "f32"),
+        "v_smfmac_i32_16x16x64_i8": (16, 16, 64, "i8", "i32"),
+        "v_smfmac_i32_32x32x32_i8": (32, 32, 32, "i8", "i32")}.items():
+    K(_n, "mfma", M=M, N=N, K=Kk, ty=ty, tyb=ty, acc=acc, sparse=True)
+for _a in ("fp8", "bf8"):
+    for _b in ("fp8", "bf8"):
+        K(f"v_smfmac_f32_16x16x64_{_a}_{_b}", "mfma", M=16, N=16, K=64, ty=_a, tyb=_b, acc="f32",
+          sparse=True)
+        K(f"v_smfmac_f32_32x32x32_{_a}_{_b}", "mfma", M=32, N=32, K=32, ty=_a, tyb=_b, acc="f32",
+          sparse=True)
 for _a in ("fp8", "bf8"):
     for _b in ("fp8", "bf8"):
         K(f"v_mfma_f32_32x32x16_{_a}_{_b}", "mfma", M=32, N=32, K=16, ty=_a, tyb=_b, acc="f32")

@@ -1040,6 +1040,8 @@ def _mfma(st, inst, spec):
     for m in ("cbsz", "abid", "blgp"):
         if inst.mod(m, 0):
             raise Unsupported(f"'{inst.text()}': MFMA {m} is not modelled symbolically")
+    if ex.get("sparse"):
+        raise Unsupported(f"'{inst.text()}': sparse MFMA is not modelled symbolically")
     if ex.get("blocks", 1) > 1:
         raise Unsupported(f"'{inst.text()}': multi-block MFMA is not modelled symbolically")
     if inst.mod("neg", None) and any(inst.mod("neg")):

@@ -197,3 +197,42 @@ def test_mfma_f64_4x4x4_4b(snippet):
             for j in range(4):
                 want = sum(a[4 * blk + 16 * k + i] * b[4 * blk + 16 * k + j] for k in range(4))
                 assert np.isclose(got[16 * i + 4 * blk + j], want, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("abid", [0, 3])
+def test_smfmac_f16_16x16x32(snippet, abid):
+    """4:2 sparse A (16x32 f16): in row i, group g of 4 columns keeps positions p0 < p1,
+    stored as the two f16 halves of VGPR (g % 2) in lane i + 16*(g // 2); the index VGPR of
+    that lane holds p0 | p1 << 2 at bit 4*(g % 2) + 8*abid.  D = C + A @ B, B 32x16 with
+    B[k][j] in lane j + 16*(k // 8), half k % 8 of v[6:9]; C/D in v[0:3] (D[i][j]: v(i%4),
+    lane j + 16*(i//4))."""
+    rng = np.random.default_rng(abid)
+    s = snippet([f"v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10 abid:{abid}"])
+    A = np.zeros((16, 32))
+    stored = np.zeros((64, 4), np.float16)      # lane, half index within v[4:5]
+    index = np.zeros(64, np.uint32)
+    for i in range(16):
+        for g in range(8):
+            p0, p1 = sorted(rng.choice(4, 2, replace=False))
+            x0, x1 = rng.integers(-4, 5, 2)
+            A[i, 4 * g + p0], A[i, 4 * g + p1] = x0, x1
+            ln = i + 16 * (g // 2)
+            stored[ln, 2 * (g % 2)], stored[ln, 2 * (g % 2) + 1] = x0, x1
+            index[ln] |= np.uint32((p0 | (p1 << 2)) << (4 * (g % 2) + 8 * abid))
+    Bm = rng.integers(-3, 4, (32, 16)).astype(np.float64)
+    bl = np.zeros((64, 8), np.float16)
+    for k in range(32):
+        for j in range(16):
+            bl[j + 16 * (k // 8), k % 8] = Bm[k, j]
+    C = rng.integers(-8, 9, (64, 4)).astype(np.float32)
+    s.w.v[4:6] = stored.view(np.uint32).T
+    s.w.v[6:10] = bl.view(np.uint32).T
+    s.w.v[10] = index | np.uint32(0xAAAAAAAA & ~(0xFF << (8 * abid)))  # other sets: noise
+    s.w.v[0:4] = C.view(np.uint32).T
+    s.run()
+    D = A @ Bm
+    got = s.w.v[0:4].view(np.float32)
+    for i in range(16):
+        for j in range(16):
+            ln = j + 16 * (i // 4)
+            assert got[i % 4, ln] == C[ln, i % 4] + D[i, j]
