@@ -1574,6 +1574,66 @@ def compile_vmem_atomic(inst, spec, ctx, nxt):
     return run
 
 
+#: V# DATA_FORMAT (word3 bits [18:15], GFX9) -> (bits per component, components); the packed
+#: 10/11-bit formats (6-9) are not emulated (CDNA3 ISA guide, "Buffer resource")
+_BUF_DFMT = {1: (8, 1), 2: (16, 1), 3: (8, 2), 4: (32, 1), 5: (16, 2), 10: (8, 4), 11: (32, 2),
+             12: (16, 4), 13: (32, 3), 14: (32, 4)}
+_BUF_NFMT = {0: "unorm", 1: "snorm", 2: "uscaled", 3: "sscaled", 4: "uint", 5: "sint", 7: "float"}
+
+
+def _buf_format(word3: int):
+    """(bits, components, numeric format) of a V#'s word 3; EmuError for other formats."""
+    dfmt, nfmt = (word3 >> 15) & 0xF, (word3 >> 12) & 0x7
+    if dfmt not in _BUF_DFMT or nfmt not in _BUF_NFMT:
+        raise EmuError(f"buffer format access with DATA_FORMAT {dfmt} NUM_FORMAT {nfmt} is "
+                       "not emulated")
+    bits, nc = _BUF_DFMT[dfmt]
+    nf = _BUF_NFMT[nfmt]
+    if nf == "float" and bits == 8:
+        raise EmuError("8-bit float buffer format is not valid")
+    return bits, nc, nf
+
+
+def _fmt_decode(raw: np.ndarray, bits: int, nf: str) -> np.ndarray:
+    """Components (n, c) as unsigned ints of ``bits`` -> uint32 results (n, c)."""
+    raw = raw.astype(np.int64)
+    sg = np.where(raw >= (1 << (bits - 1)), raw - (1 << bits), raw) if bits < 64 else raw
+    if nf == "uint" or (nf == "float" and bits == 32):
+        return raw.astype(U32)
+    if nf == "sint":
+        return sg.astype(np.int64).astype(U32)
+    if nf == "float":
+        return raw.astype(U16).view(np.float16).astype(np.float32).view(U32)
+    if nf == "unorm":
+        f = raw / float((1 << bits) - 1)
+    elif nf == "snorm":
+        f = np.maximum(sg / float((1 << (bits - 1)) - 1), -1.0)
+    elif nf == "uscaled":
+        f = raw.astype(np.float64)
+    else:
+        f = sg.astype(np.float64)
+    return f.astype(np.float32).view(U32)
+
+
+def _fmt_encode(vals: np.ndarray, bits: int, nf: str) -> np.ndarray:
+    """uint32 register values (n, c) -> components (n, c) as unsigned ints of ``bits``."""
+    m = (1 << bits) - 1
+    if nf in ("uint", "sint") or (nf == "float" and bits == 32):
+        return vals.astype(np.int64) & m
+    f = vals.astype(U32).view(np.float32).astype(np.float64)
+    if nf == "float":
+        return f.astype(np.float16).view(U16).astype(np.int64)
+    if nf == "unorm":
+        q = np.rint(np.clip(np.nan_to_num(f), 0.0, 1.0) * m)
+    elif nf == "snorm":
+        h = (1 << (bits - 1)) - 1
+        q = np.rint(np.clip(np.nan_to_num(f), -1.0, 1.0) * h)
+    else:
+        lo, hi = (0, m) if nf == "uscaled" else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        q = np.clip(np.trunc(np.nan_to_num(f)), lo, hi)
+    return q.astype(np.int64) & m
+
+
 def compile_mubuf(inst, spec, ctx, nxt):
     """MUBUF with a buffer resource (V#): base, stride, num_records; out-of-range
     loads return 0 and out-of-range stores are dropped (CDNA3 ISA guide, "Buffer
@@ -1600,7 +1660,9 @@ def compile_mubuf(inst, spec, ctx, nxt):
     vr = None if v_off else reader(vaddr, "b64" if (offen and idxen) else "u32")
     is_atomic = spec.kind == "mubuf_atomic"
 
-    def addrs(wv, lanes):
+    nfmt_c = ex.get("format", 0)
+
+    def addrs(wv, lanes, size=size):
         r = wv.s[rsrc_i:rsrc_i + 4]
         base = int(r[0]) | ((int(r[1]) & 0xFFFF) << 32)
         stride = (int(r[1]) >> 16) & 0x3FFF
@@ -1632,6 +1694,43 @@ def compile_mubuf(inst, spec, ctx, nxt):
         if not wv.exec_any:
             return nxt
         lanes = _active(wv)
+        if nfmt_c:
+            # buffer_*_format_*: element of the V#'s format; components the instruction names
+            # beyond the format's read as 0 (x, y, z) / 1 (w), and are not written by stores
+            bits, nc, nf = _buf_format(wv.s.item(rsrc_i + 3))
+            esz = bits * nc // 8
+            a, inr = addrs(wv, lanes, esz)
+            R = wv.v if dst_or_data.file == "v" else wv.a
+            di = dst_or_data.index
+            nuse = min(nc, nfmt_c)
+            if load:
+                data = np.zeros((len(lanes), esz), U8)
+                if np.count_nonzero(inr):
+                    data[inr] = ctx.mem.read(a[inr], esz, lanes[inr])
+                comp = np.ascontiguousarray(data).view({8: U8, 16: U16, 32: U32}[bits])
+                out = _fmt_decode(comp[:, :nuse], bits, nf)
+                one = U32(0x3F800000) if nf not in ("uint", "sint") else U32(1)
+                for k in range(nfmt_c):
+                    if k < nuse:
+                        R[di + k, lanes] = np.where(inr, out[:, k], U32(0))
+                    else:
+                        R[di + k, lanes] = one if k == 3 else U32(0)
+            else:
+                vals = np.stack([R[di + k, lanes] for k in range(nuse)], axis=1)
+                enc = _fmt_encode(vals, bits, nf).astype({8: U8, 16: U16, 32: U32}[bits])
+                if nuse < nc:
+                    full = np.zeros((len(lanes), nc), enc.dtype)
+                    full[:, :nuse] = enc
+                    enc = full
+                    # components the instruction does not name keep their memory bytes
+                    keep = np.ascontiguousarray(ctx.mem.read(a[inr], esz, lanes[inr])).view(
+                        enc.dtype) if np.count_nonzero(inr) else None
+                    if keep is not None:
+                        enc[inr, nuse:] = keep[:, nuse:]
+                data = np.ascontiguousarray(enc).view(U8).reshape(len(lanes), esz)
+                if np.count_nonzero(inr):
+                    ctx.mem.write(a[inr], data[inr], lanes[inr])
+            return nxt
         a, inr = addrs(wv, lanes)
         if is_atomic:
             # operands: vdata (old value returned there with glc/sc0), vaddr, srsrc, soffset;

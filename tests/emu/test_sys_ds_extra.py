@@ -236,3 +236,75 @@ def test_smfmac_f16_16x16x32(snippet, abid):
         for j in range(16):
             ln = j + 16 * (i // 4)
             assert got[i % 4, ln] == C[ln, i % 4] + D[i, j]
+
+
+def _vsharp(s, base, stride, nrec, dfmt, nfmt):
+    s.w.s[4] = base & 0xFFFFFFFF
+    s.w.s[5] = (base >> 32) | (stride << 16)
+    s.w.s[6] = nrec
+    s.w.s[7] = (dfmt << 15) | (nfmt << 12)
+
+
+def test_buffer_load_format_unorm8x4_and_defaults(snippet):
+    # DATA_FORMAT 10 (8_8_8_8), NUM_FORMAT 0 (unorm): byte b -> b / 255.0; idxen, stride 4
+    s = snippet(["buffer_load_format_xyzw v[1:4], v0, s[4:7], 0 idxen",
+                 "buffer_load_format_xy v[5:6], v0, s[8:11], 0 idxen"])
+    data = np.arange(256, dtype=np.uint8)
+    base = s.mem.map("buf", data)
+    _vsharp(s, base, 4, 64, 10, 0)
+    s.w.s[8:12] = s.w.s[4:8]
+    s.w.s[11] = (2 << 15) | (5 << 12)          # 16-bit sint, one component
+    s.w.s[9] = (base >> 32) | (2 << 16)        # stride 2
+    s.w.v[0] = LANES
+    s.run()
+    got = s.w.v[1:5].view(np.float32)
+    for c in range(4):
+        assert np.array_equal(got[c], (np.float32(4 * LANES + c) / np.float32(255.0)))
+    sh = data.view(np.int16)
+    assert np.array_equal(s.w.v[5].view(np.int32), sh[LANES].astype(np.int32))
+    assert (s.w.v[6] == 0).all()               # y beyond a 1-component format reads 0
+
+
+def test_buffer_load_format_w_default_and_range(snippet):
+    # 32-bit float, one component: y, z read 0 and w reads 1.0; lanes past num_records read 0
+    s = snippet(["buffer_load_format_xyzw v[1:4], v0, s[4:7], 0 idxen"])
+    data = np.arange(64, dtype=np.float32) * 0.5
+    base = s.mem.map("buf", data)
+    _vsharp(s, base, 4, 10, 4, 7)
+    s.w.v[0] = LANES
+    s.run()
+    v = s.w.v[1:5].view(np.float32)
+    assert np.array_equal(v[0], np.where(LANES < 10, LANES * 0.5, 0))
+    assert (v[1] == 0).all() and (v[2] == 0).all() and (v[3] == 1.0).all()
+
+
+def test_buffer_store_format_f16x2_and_snorm16(snippet):
+    s = snippet(["buffer_store_format_xy v[1:2], v0, s[4:7], 0 idxen",
+                 "buffer_store_format_x v3, v0, s[8:11], 0 idxen"])
+    out = s.mem.map("out", np.zeros(64, np.uint32))
+    out2 = s.mem.map("out2", np.full(64, 0xFFFF, np.uint16))
+    _vsharp(s, out, 4, 64, 5, 7)               # 16_16 float
+    s.w.s[8:12] = s.w.s[4:8]
+    s.w.s[8] = out2 & 0xFFFFFFFF
+    s.w.s[9] = (out2 >> 32) | (2 << 16)
+    s.w.s[11] = (2 << 15) | (1 << 12)          # 16-bit snorm
+    s.w.v[0] = LANES
+    s.w.v[1] = (LANES * 0.25).astype(np.float32).view(np.uint32)
+    s.w.v[2] = (-LANES * 1.0).astype(np.float32).view(np.uint32)
+    s.w.v[3] = np.linspace(-2, 2, 64).astype(np.float32).view(np.uint32)
+    s.run()
+    h = s.mem.region("out").data.view(np.float16).reshape(64, 2)
+    assert np.array_equal(h[:, 0], (LANES * 0.25).astype(np.float16))
+    assert np.array_equal(h[:, 1], (-LANES * 1.0).astype(np.float16))
+    q = s.mem.region("out2").data.view(np.int16)
+    want = np.rint(np.clip(np.linspace(-2, 2, 64).astype(np.float32).astype(np.float64), -1, 1)
+                   * 32767).astype(np.int16)
+    assert np.array_equal(q, want)
+
+
+def test_buffer_format_packed_formats_raise(snippet):
+    s = snippet(["buffer_load_format_x v1, v0, s[4:7], 0 idxen"])
+    base = s.mem.map("buf", np.zeros(64, np.uint32))
+    _vsharp(s, base, 4, 64, 8, 0)              # 10_10_10_2: not emulated
+    with pytest.raises(EmuError, match="DATA_FORMAT 8"):
+        s.run()
