@@ -118,8 +118,8 @@ def test_copy_prop_respects_exec_changes_and_cross_lane_readers():
     assert out == norm(src.replace("k:\n", ""))
 
 
-def test_nop_trim_without_hazard_analysis_changes_nothing():
-    pytest.importorskip("asmevo.analysis.hazards", reason="checked when hazards exist")
+def test_nop_trim_removes_a_nop_no_hazard_needs():
+    pytest.importorskip("asmevo.analysis.hazards")
     out, inst = opt("""
         k:
         s_nop 7
