@@ -35,9 +35,11 @@ def write_output(path: str, data: bytes | str, *, inputs: tuple[str, ...] = ()) 
             f.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise AsmevoError(f"cannot write output: {e.strerror or e}", file=path) from None
         raise
