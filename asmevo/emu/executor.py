@@ -261,11 +261,16 @@ def swriter(op, ty: str):
 
 
 # ----------------------------------------------------------------------------- helpers
+#: lanes of the state closures run on: 64, or W*64 while asmevo.emu.lockstep runs a
+#: lane-independent instruction for W waves at once
+LANE_COUNT = [64]
+
+
 def _b64(x):
-    """``x`` as a (64,) array (repeating a (1,) uniform value); np.broadcast_to is slow."""
-    if x.shape[0] == 64:
+    """``x`` as a (lanes,) array (repeating a (1,) uniform value); np.broadcast_to is slow."""
+    if x.shape[0] != 1:
         return x
-    return x.repeat(64)
+    return x.repeat(LANE_COUNT[0])
 
 
 def _mask_of(wv):
@@ -2250,6 +2255,8 @@ class Program:
         #: EmuError when executed (no semantics, or an unsupported form)
         self.unsupported = []
         self._gpr_idx = False
+        self._indexed = set()       # instructions compiled under s_set_gpr_idx_on
+        self._lockstep = None
         for n, inst in enumerate(self.insts):
             f = self._compile(inst, n + 1)
             if getattr(f, "unsupported", None):
@@ -2272,6 +2279,7 @@ class Program:
             self._gpr_idx = False
         try:
             if self._gpr_idx and spec.kind in ("valu", "vopc", "vop3p", "lane"):
+                self._indexed.add(nxt - 1)
                 return _indexed(inst, spec, self.ctx, nxt, comp)
             return comp(inst, spec, self.ctx, nxt)
         except CompileError as e:
@@ -2279,6 +2287,18 @@ class Program:
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
             return _failing(where + f"instruction '{inst.text()}' cannot be emulated: "
                             f"{type(e).__name__}: {e}")
+
+    def lockstep_modes(self) -> list:
+        """Per instruction, how :mod:`asmevo.emu.lockstep` may run it for several waves at
+        once (``lockstep.classify``, or None) and the SGPRs/SCC it writes
+        (``lockstep.sgpr_writes``, or None when unknown); computed once."""
+        if self._lockstep is None:
+            from .lockstep import classify, sgpr_writes
+            bad = {i for i, _ in self.unsupported} | self._indexed
+            self._lockstep = ([None if i in bad else classify(inst)
+                               for i, inst in enumerate(self.insts)] + [None],
+                              [sgpr_writes(inst) for inst in self.insts] + [None])
+        return self._lockstep
 
     def where(self, i: int) -> str:
         """``pc 0x1c (#7)`` for instruction index ``i``."""

@@ -360,20 +360,24 @@ def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
 
 def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr, dp_addr, q_addr,
              packed, counters):
+    # with LOCKSTEP, the waves of up to LOCKSTEP_WAVES waves' worth of consecutive
+    # workgroups run together (asmevo.emu.lockstep); each wave keeps its own workgroup/LDS
+    chunk = max(1, LOCKSTEP_WAVES // max(nwaves, 1)) if LOCKSTEP else 1
     with np.errstate(all="ignore"):
-        for gz in range(grid[2]):
-            for gy in range(grid[1]):
-                for gx in range(grid[0]):
-                    wg = Workgroup((gx, gy, gz), lds_bytes)
-                    waves = []
-                    for w in range(nwaves):
-                        wv = Wave(wg, w, ScratchMemory(priv) if priv > 0 else None)
-                        _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, (gx, gy, gz),
-                                   packed[w * 64:(w + 1) * 64], priv)
-                        waves.append(wv)
-                    _run_group(prog, waves, launch.max_instructions_per_wave)
-                    counters[0] += sum(wv.count for wv in waves)
-                    counters[1] += len(waves)
+        ids = [(gx, gy, gz) for gz in range(grid[2]) for gy in range(grid[1])
+               for gx in range(grid[0])]
+        for c in range(0, len(ids), chunk):
+            waves = []
+            for wgid in ids[c:c + chunk]:
+                wg = Workgroup(wgid, lds_bytes)
+                for w in range(nwaves):
+                    wv = Wave(wg, w, ScratchMemory(priv) if priv > 0 else None)
+                    _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid,
+                               packed[w * 64:(w + 1) * 64], priv)
+                    waves.append(wv)
+            _run_group(prog, waves, launch.max_instructions_per_wave)
+            counters[0] += sum(wv.count for wv in waves)
+            counters[1] += len(waves)
 
 
 _PROGRAMS: "OrderedDict" = None  # kernel shape -> compiled Program (LRU)
@@ -458,15 +462,34 @@ def _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid, ids, priv):
     wv.set_exec(mask)
 
 
+#: run the waves of a workgroup in lockstep where they execute the same code
+#: (:mod:`asmevo.emu.lockstep`); False: one wave at a time
+LOCKSTEP = True
+#: waves run in one lockstep set (several workgroups when they are small); barriers then
+#: release when every wave of the set has reached one, which gives the same results as
+#: per-workgroup release because every wave runs to its next barrier in each round
+LOCKSTEP_WAVES = 16
+
+
+def _one_round(prog, live, limit):
+    """Run each wave of ``live`` until s_barrier / s_endpgm; the waves at the barrier."""
+    at_barrier = []
+    for wv in live:
+        r = prog.run_wave(wv, limit)
+        if r == BARRIER:
+            at_barrier.append(wv)
+        elif r != ENDPGM:
+            raise EmuError(f"kernel {prog.kernel.name}: wave stopped unexpectedly")
+    return at_barrier
+
+
 def _run_group(prog, waves, limit):
-    """Round-robin the waves of one workgroup between barriers."""
+    """Run the waves of one workgroup: in lockstep while they share a pc, else round-robin
+    between barriers."""
     live = list(waves)
+    if LOCKSTEP and len(live) > 1:
+        from .lockstep import run_lockstep
+        run_lockstep(prog, live, limit, _one_round)
+        return
     while live:
-        at_barrier = []
-        for wv in live:
-            r = prog.run_wave(wv, limit)
-            if r == BARRIER:
-                at_barrier.append(wv)
-            elif r != ENDPGM:
-                raise EmuError(f"kernel {prog.kernel.name}: wave stopped unexpectedly")
-        live = at_barrier
+        live = _one_round(prog, live, limit)
