@@ -34,15 +34,13 @@ def read_window(path: str):
     """The instructions of an assembly file, in order (labels and directives ignored).
 
     Raises:
-        AsmevoError: unreadable file or a parse error (with line:column).
+        AsmevoError: unreadable file, not UTF-8 (byte offset), a code object, or a parse or
+            type-check error (unknown mnemonic, register range, operand width; line:column).
     """
     from ..frontend.asm_parser import parse_asm
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise AsmevoError(f"cannot read: {e}", file=path) from None
-    m = parse_asm(text, path)
+    from ..frontend.loader import read_assembly_text
+    text = read_assembly_text(path)
+    m = parse_asm(text, path, check=True)
     return [i for k in m.kernels for i in k.instructions()]
 
 
@@ -55,5 +53,6 @@ def run(args: argparse.Namespace) -> int:
     b = read_window(args.b)
     live = parse_units(args.live_out) if args.live_out is not None else None
     r = check_windows(a, b, live_out=live, timeout_ms=args.timeout, float_mode=args.float_mode)
-    print(json.dumps(r.to_json(), indent=2) if args.json else r.text())
+    from .verify import _print_quietly
+    _print_quietly(json.dumps(r.to_json(), indent=2) if args.json else r.text())
     return _EXIT[r.status]

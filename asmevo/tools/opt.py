@@ -16,7 +16,9 @@ Without ``-o`` (or with ``-o -``) the assembly goes to stdout.  Reports
 
 Bad input, a bad pipeline, a failing plugin, a pass that fails
 ``--verify-each`` or a rejected ``--verify`` result: one message on stderr,
-exit status 2 (1 for a ``--verify`` rejection), and no output file.
+exit status 2 (1 for a ``--verify`` rejection), and no output file.  A ``--verify``
+verdict of ``unknown-*`` (e.g. ``unknown-unproved``) writes the output, prints the
+verdict on stderr as unproved and exits 3.
 """
 
 from __future__ import annotations
@@ -128,13 +130,18 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False) -> None:
 
 
 def _verify(args, original, module) -> int:
-    """``--verify``: 0 when accepted; else prints the verdict, returns its exit status
-    (1 rejected, 3 unknown) and nothing is written."""
+    """``--verify``: 0 when accepted; 3 when unknown (the verdict is printed on stderr as
+    unproved; the caller still writes the output); else (rejected) prints the verdict,
+    returns 1 and nothing is written."""
     from ..passes import checks
     verdict = checks.verify_result(original, module, args.verify, args.harness, args.kernel,
                                    args.entry)
     if verdict.accepted:
         return 0
+    if verdict.outcome == "unknown":
+        sys.stderr.write(f"{PROG}: warning: --verify={args.verify}: the result is UNPROVED "
+                         f"({verdict.status.value}); output written anyway\n{verdict.text()}\n")
+        return 3
     sys.stderr.write(f"{PROG}: error: --verify={args.verify} did not accept the result "
                      f"({verdict.status.value}); no output written\n{verdict.text()}\n")
     return verdict.exit_status or 1
@@ -168,6 +175,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.input:
         raise AsmevoError("no input file")
+    if args.output and args.output != "-":
+        from ..frontend.loader import check_output_path
+        check_output_path(args.output)  # before any work: a directory, a missing parent
     if args.verify in ("diff", "all") and not args.harness:
         raise AsmevoError(f"--verify={args.verify} needs --harness H.json")
     module = _load(args.input)
@@ -183,12 +193,13 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(inst.stats_report())
         if args.time_passes:
             sys.stderr.write(inst.time_report())
+    rc = 0
     if args.verify:
         rc = _verify(args, original, module)
-        if rc:
+        if rc and rc != 3:
             return rc
     _write(module, args.output or "-", args.input, verbose=args.stats)
-    return 0
+    return rc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -209,17 +220,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `asmevo-opt --print-passes | head`
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+        _quiet_stdout()
         return 0
     except Exception as e:  # never a traceback; ASMEVO_DEBUG=1 shows it
-        if os.environ.get("ASMEVO_DEBUG"):
+        if os.environ.get("ASMEVO_DEBUG") == "1":
             raise
-        sys.stderr.write(f"{PROG}: error: internal error: {type(e).__name__}: {e} "
-                         f"(set ASMEVO_DEBUG=1 for a traceback)\n")
-        return 2
+        sys.stderr.write(f"{PROG}: internal error: {type(e).__name__}: {e} (please report; "
+                         f"ASMEVO_DEBUG=1 shows the traceback)\n")
+        return 1
+
+
+def _quiet_stdout() -> None:
+    """After a BrokenPipeError on stdout: point fd 1 at /dev/null so the interpreter's final
+    flush does not raise again (Python docs, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

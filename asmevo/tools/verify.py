@@ -59,6 +59,20 @@ def run(args: argparse.Namespace) -> int:
     v = verify(args.original, args.candidate, harness=harness, level=level, entry=args.entry,
                trials=args.trials, seed=args.seed, tolerance=args.tolerance,
                timeout_ms=args.timeout)
-    print(v.dumps() if args.json else v.text())
-    sys.stdout.flush()
+    _print_quietly(v.dumps() if args.json else v.text())
     return v.exit_status
+
+
+def _print_quietly(text: str) -> None:
+    """Print ``text``; a reader that closed the pipe early (``| head -1``) is not an error:
+    the rest is discarded and the exit status stays the verdict's."""
+    import os
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass

@@ -222,8 +222,9 @@ _DATA_DIRECTIVES = frozenset({".byte", ".short", ".hword", ".2byte", ".value", "
 
 
 def _data_bytes(module: Module) -> dict[str, bytes] | None:
-    """Contents of the allocated data sections of a code object (``.rodata``, ``.data``...),
-    with every kernel descriptor's 64 bytes zeroed (descriptors are compared field by
+    """Contents of the allocated PROGBITS data sections of a code object (``.rodata``,
+    ``.data``...; NOBITS sections and linker padding are skipped), with every kernel
+    descriptor's 64 bytes zeroed (descriptors are compared field by
     field); None for assembly input."""
     co = getattr(module, "code_object", None)
     if co is None or not hasattr(co, "sections"):
@@ -233,14 +234,16 @@ def _data_bytes(module: Module) -> dict[str, bytes] | None:
     for sec in co.sections:
         if not getattr(sec, "alloc", False) or getattr(sec, "executable", False):
             continue
-        if sec.type != "SHT_PROGBITS" and sec.type != "SHT_NOBITS":
+        # NOBITS sections (.bss, ld.lld's .relro_padding) hold no bytes the code could read
+        # differently: their contents are zero, and their sizes follow the code's layout.
+        if sec.type != "SHT_PROGBITS" or sec.name == ".relro_padding":
             continue
-        data = bytearray(sec.data if sec.type == "SHT_PROGBITS" else b"")
+        data = bytearray(sec.data)
         for addr, n in kds:
             lo = addr - sec.addr
             if 0 <= lo < len(data):
                 data[lo:lo + n] = bytes(min(n, len(data) - lo))
-        out[sec.name] = bytes(data) if sec.type == "SHT_PROGBITS" else sec.size.to_bytes(8, "little")
+        out[sec.name] = bytes(data)
     return out
 
 

@@ -135,8 +135,10 @@ class EmulatorInternalError(AsmevoError):
     layer cannot decide, so this is never a rejection nor an acceptance."""
 
 
-_UNSUPPORTED_MARKS = ("emulator internal error", "has no semantics", "is not emulated", "cannot be emulated", "not emulated yet",
-                      "not supported by the emulator")
+# An emulator that says it cannot run something has not found a fault: unknown, never
+# rejected (e.g. "s_setreg to MODE selects a rounding mode ...; not emulated").
+_UNSUPPORTED_MARKS = ("emulator internal error", "has no semantics", "is not emulated",
+                      "cannot be emulated", "not emulated", "not supported", "unsupported")
 
 
 def _classify(err: Exception) -> str:

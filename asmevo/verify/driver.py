@@ -13,12 +13,15 @@ all      static + z3 + differential testing
 =======  ==============================================================
 
 Combination (first match wins): any rejection (layers in the order above) ->
-that status; at level ``z3`` any undecided window -> ``unknown-*``; at level
-``all`` a window z3 cannot decide is left to differential testing (the
-``layers`` record says ``z3=unknown``) -- but a z3 counterexample is final, and
-so is memory moved across ``s_barrier`` (unknown: cross-wave ordering);
-an undecided differential run (step budget, unsupported instruction in the
-emulator) -> ``unknown-*``; otherwise ``accepted``.
+that status; at level ``z3`` any undecided window -> ``unknown-*``; memory moved
+across ``s_barrier`` -> ``unknown-unsupported`` (cross-wave ordering); an
+undecided differential run (step budget, unsupported instruction in the
+emulator) -> ``unknown-*``; at level ``all`` a changed window z3 did not decide
+(unknown, unsupported, block structure differs) -> ``unknown-unproved`` even when
+differential testing found no difference (testing is not a proof); otherwise
+``accepted``.  ``accepted`` therefore needs the static checks, a z3 proof of every
+changed window (or none changed) and no difference in testing.  Level ``diff``
+alone answers ``accepted`` with the message "tested, not proved".
 """
 
 from __future__ import annotations
@@ -60,37 +63,52 @@ def load_module(path: str) -> Module:
     return parse_asm(text, path)
 
 
-def _check_builds(path: str) -> str | None:
-    """For an assembly candidate: does it assemble and link (llvm-mc + ld.lld, through
-    :func:`asmevo.backend.assemble.assemble_bytes`)?  Returns the diagnostics or None."""
-    from ..backend.assemble import assemble_bytes
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        assemble_bytes(text, filename=path)
-    except (AsmevoError, OSError, UnicodeDecodeError) as e:
-        return str(e)
-    return None
+def assembled_module(path: str) -> Module:
+    """Assemble and link the assembly file ``path`` (:func:`asmevo.backend.assemble.assemble`,
+    llvm-mc + ld.lld) into a temporary code object and load that
+    (:func:`asmevo.frontend.loader.load`, i.e. disassemble it).  Every layer then reasons
+    about the bytes the hardware would run, not about the parsed text (``.if 0`` blocks,
+    ``.long`` instruction words, macros...).
+
+    Raises:
+        AsmevoError: unreadable text, llvm-mc or ld.lld diagnostics, or an undecodable
+            result (with the file name).
+    """
+    import tempfile
+    from ..backend.assemble import assemble
+    from ..frontend.loader import load, read_assembly_text
+    text = read_assembly_text(path)
+    with tempfile.TemporaryDirectory(prefix="asmevo-verify-") as d:
+        out = os.path.join(d, os.path.splitext(os.path.basename(path))[0] + ".co")
+        assemble(text, out, filename=path)
+        m = load(out)
+    return m
 
 
 def _as_module(x: Any, role: str) -> tuple[Module | None, Verdict | None]:
-    """Module for ``x`` (path or Module).  For the candidate, load/assembly failures are a
-    ``build-failed`` verdict; for the original they raise (bad input)."""
+    """Module for ``x`` (path or Module).  An assembly file is assembled and linked, and the
+    resulting code object is what is verified (:func:`assembled_module`).  For the
+    candidate, load/assembly failures are a ``build-failed`` verdict; for the original
+    they raise (bad input)."""
     if isinstance(x, Module):
         return x, None
     path = os.fspath(x)
     if role == "original":
-        return load_module(path), None
+        m = load_module(path)
+        if m.code_object is None:
+            m = assembled_module(path)
+        return m, None
     try:
         m = load_module(path)
     except AsmevoError as e:
         return None, Verdict(Status.BUILD_FAILED, f"candidate does not load: {e}",
                              [Evidence("build", "load", str(e), {"path": path})])
-    if not path.endswith((".co", ".hsaco", ".o", ".elf")) and m.code_object is None:
-        diag = _check_builds(path)
-        if diag:
+    if m.code_object is None:
+        try:
+            m = assembled_module(path)
+        except AsmevoError as e:
             return None, Verdict(Status.BUILD_FAILED, "candidate does not assemble",
-                                 [Evidence("build", "llvm-mc", diag[:2000], {"path": path})])
+                                 [Evidence("build", "llvm-mc", str(e)[:2000], {"path": path})])
     return m, None
 
 
@@ -154,7 +172,7 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
             return _final(v, status, names, [st, abi])
     parts += [st, abi]
 
-    z3v = None
+    z3v = unproved = None
     if "z3" in layers:
         from .equiv import check_kernels
         z3v = check_kernels(orig, cand, kernels=kernels, timeout_ms=timeout_ms)
@@ -164,10 +182,8 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
         final = any(e.data.get("final") for e in z3v.evidence)
         if level == "z3" or z3v.outcome == "accepted" or final:
             parts.append(z3v)
-        else:  # level all: undecided windows are left to differential testing
-            parts.append(Verdict(Status.ACCEPTED, "", [], notes=[
-                "z3 could not decide every changed window (" + z3v.message
-                + "); differential testing decides"]))
+        else:  # level all: differential testing may still reject; it cannot prove
+            unproved = z3v
     if "diff" in layers:
         from .diff import differential
         dv = differential(orig, cand, harness, entry=entry, trials=trials, seed=seed,
@@ -180,11 +196,34 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
                                  f"kernel(s) {', '.join(untested)} changed but the harness runs only "
                                  f"{hk}, and z3 did not prove them",
                                  [Evidence("diff", "untested-kernels", ", ".join(untested))]))
+    if unproved is not None:
+        parts.append(_unproved(unproved, parts[-1] if "diff" in layers else None))
     from .verdict import combine
     v = combine(parts, status, names)
     if v.accepted and level == "static":
         v.message = "static checks and ABI passed (level static does not check equivalence)"
+    elif v.accepted and level == "diff":
+        v.message = "tested, not proved: differential testing found no difference (" \
+            + parts[-1].message + "); level diff does not prove equivalence"
     return v
+
+
+def _unproved(z3v: Verdict, dv: Verdict | None) -> Verdict:
+    """``unknown-unproved``: z3 left changed windows undecided and differential testing (when
+    it ran) found no difference -- which is evidence, not a proof: trials never vary the
+    harness's scalar arguments and may miss rare inputs."""
+    kinds: dict[str, int] = {}
+    for e in z3v.evidence:
+        kinds[e.kind] = kinds.get(e.kind, 0) + 1
+    n = len(z3v.evidence) or 1
+    why = ", ".join(f"{c} {k}" for k, c in kinds.items()) or z3v.status.value
+    ran = next((e.data.get("ran") for e in (dv.evidence if dv else []) if e.kind == "trials"), None)
+    tested = (f"; differential testing found no difference in {ran} trial(s)" if ran is not None
+              else "")
+    ev = [Evidence("z3", "undecided", e.message, e.data) for e in z3v.evidence]
+    return Verdict(Status.UNKNOWN_UNPROVED,
+                   f"not proved: {n} window(s) undecided by z3 ({why}; first: {z3v.message})"
+                   + tested, ev)
 
 
 def changed_kernels(orig: Module, cand: Module, kernels: list[str] | None = None) -> list[str]:

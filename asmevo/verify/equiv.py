@@ -52,7 +52,9 @@ class EquivResult:
             strings such as ``"v1"``, ``"vcc_lo"``; values are the backend's
             bit-vector values as unsigned ints).
         live_out: the units compared (strings).
-        differing: units (or ``"write#i"``) that can differ.
+        differing: units (or ``"write#i..."``, ``"memory-writes"``) that can differ.
+        write_spaces: memory spaces (``"global"``, ``"lds"``, ``"scratch"``) of the
+            writes that differ (every write of both windows when their number differs).
     """
 
     status: str
@@ -61,6 +63,7 @@ class EquivResult:
     counterexample: dict | None = None
     live_out: list = field(default_factory=list)
     differing: list = field(default_factory=list)
+    write_spaces: list = field(default_factory=list)
 
     @property
     def equivalent(self) -> bool:
@@ -71,7 +74,7 @@ class EquivResult:
         """JSON-ready record."""
         return {"status": self.status, "reason": self.reason, "unknown_kind": self.unknown_kind,
                 "counterexample": self.counterexample, "live_out": self.live_out,
-                "differing": self.differing}
+                "differing": self.differing, "write_spaces": self.write_spaces}
 
     def text(self) -> str:
         """Human-readable answer (first line is the status)."""
@@ -170,6 +173,51 @@ def _is_nop(inst: Instruction) -> bool:
     return spec is not None and spec.kind == "nop"
 
 
+#: Cache-policy bits of memory instructions; gfx940+ spellings (LLVM SIDefines.h: GLC is
+#: SC0, SLC is NT, SCC is SC1 on gfx940/gfx942).
+_POLICY_ALIAS = {"glc": "sc0", "slc": "nt", "scc": "sc1", "sc0": "sc0", "sc1": "sc1",
+                 "nt": "nt", "dlc": "dlc"}
+
+
+def _is_cache_op(inst: Instruction) -> bool:
+    """Cache maintenance (write-back / invalidate): no value effect, but visible to other
+    agents and waves (CDNA3 ISA guide, "Memory scope and temporal controls")."""
+    import re
+    return re.match(r"(buffer_(wbl2|inv|wbinvl1|gl[01]_inv)|s_(dcache|icache|scache)_)",
+                    inst.opcode) is not None
+
+
+def _memory_policy(insts: list[Instruction]) -> list[tuple]:
+    """The window's cache-maintenance instructions and the cache-policy bits of its memory
+    instructions, in program order: ``[(kind, opcode or "", frozenset of bits)]``."""
+    from ..analysis._isa import facts
+    out = []
+    for i in insts:
+        bits = frozenset(_POLICY_ALIAS[n] for n, v in i.modifiers if n in _POLICY_ALIAS and v)
+        if _is_cache_op(i):
+            out.append(("cache", i.opcode, bits))
+            continue
+        try:
+            mem = facts(i).mem
+        except Exception:  # noqa: BLE001 - unknown instruction: judged by its bits alone
+            mem = bool(bits)
+        if mem:
+            out.append(("mem", "", bits))
+    return out
+
+
+def _policy_difference(a_insts: list[Instruction], b_insts: list[Instruction]) -> str | None:
+    """Why the windows' cache maintenance or cache-policy bits (sc0/sc1/nt/glc/slc) differ,
+    or None.  Neither the z3 terms nor the emulator model caches, so such windows are
+    ``unknown`` (a dropped ``sc1`` or ``buffer_wbl2`` changes what other agents see)."""
+    pa, pb = _memory_policy(a_insts), _memory_policy(b_insts)
+    if [x for x in pa if x[0] == "cache"] != [x for x in pb if x[0] == "cache"]:
+        return "cache maintenance instructions differ (caches are not modelled)"
+    if [x[2] for x in pa if x[0] == "mem"] != [x[2] for x in pb if x[0] == "mem"]:
+        return "cache-policy bits (sc0/sc1/nt) of memory instructions differ (caches are not modelled)"
+    return None
+
+
 def _symexec(insts: list[Instruction], float_mode: str) -> SymRun:
     """Run the shared z3 backend (:func:`asmevo.semantics.z3backend.symexec`) on ``insts``.
 
@@ -244,7 +292,8 @@ def _as_bv_eq(a, b):
 
 def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
                   live_out: Iterable[tuple] | None = None, timeout_ms: int = 10_000,
-                  float_mode: str = "fp") -> EquivResult:
+                  float_mode: str = "fp",
+                  memory_spaces: Iterable[str] | None = None) -> EquivResult:
     """Decide whether two straight-line windows are equivalent.
 
     Args:
@@ -255,10 +304,15 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
         float_mode: ``"fp"`` (IEEE via the z3 FP theory) or ``"uf"``
             (uninterpreted float functions: proofs stay valid, counterexamples
             through them are reported as unknown).
+        memory_spaces: compare only the memory writes to these spaces (``"global"``,
+            ``"lds"``, ``"scratch"``); default: every write.
 
     Returns:
         :class:`EquivResult`; ``equivalent`` only on an ``unsat`` proof.
     """
+    why = _policy_difference(a_insts, b_insts)
+    if why:
+        return EquivResult(UNKNOWN, f"unsupported: {why}", "unsupported")
     a_insts = [i for i in a_insts if not _is_nop(i)]
     b_insts = [i for i in b_insts if not _is_nop(i)]
     try:
@@ -283,16 +337,22 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
     except Exception as e:  # noqa: BLE001 - backend could not name an initial value
         return EquivResult(UNKNOWN, f"unsupported: initial value: {e}", "unsupported")
     names = [unit_name(u) for u in units]
+    if memory_spaces is not None:
+        keep = set(memory_spaces)
+        ra.writes = [w for w in ra.writes if w.space in keep]
+        rb.writes = [w for w in rb.writes if w.space in keep]
     if len(ra.writes) != len(rb.writes):
         return EquivResult(NOT_EQUIVALENT, f"A performs {len(ra.writes)} memory writes, "
                            f"B performs {len(rb.writes)}", live_out=names,
-                           differing=["memory-writes"])
+                           differing=["memory-writes"],
+                           write_spaces=sorted({w.space for w in ra.writes + rb.writes}))
     for i, (wa, wb) in enumerate(zip(ra.writes, rb.writes)):
         fa, fb = _write_fields(wa), _write_fields(wb)
         if fa["space"] != fb["space"] or fa["bytes"] != fb["bytes"]:
             return EquivResult(NOT_EQUIVALENT, f"memory write #{i}: A writes {fa['bytes']} bytes of "
                                f"{fa['space']}, B {fb['bytes']} bytes of {fb['space']}",
-                               live_out=names, differing=[f"write#{i}"])
+                               live_out=names, differing=[f"write#{i}"],
+                               write_spaces=sorted({fa["space"], fb["space"]}))
         # same lane mask; address and value only matter where the write happens
         act_a, act_b = _as_bool(fa["mask"]), _as_bool(fb["mask"])
         pairs.append((f"write#{i}.mask", act_a, act_b))
@@ -308,7 +368,8 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
     if found is not None:
         vals, differs = found
         return EquivResult(NOT_EQUIVALENT, "differs in " + ", ".join(differs) + " (concrete inputs)",
-                           counterexample=vals, live_out=names, differing=differs)
+                           counterexample=vals, live_out=names, differing=differs,
+                           write_spaces=_spaces(differs, ra, rb))
     s = z3.Solver()
     s.set("timeout", int(timeout_ms))
     s.add(z3.Or([z3.Not(_as_bv_eq(a, b)) for _, a, b in diffs]))
@@ -319,7 +380,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
             # which outputs compare bit for bit.  Re-prove over uninterpreted float
             # functions of the bit patterns, which keeps payloads exact.
             ru = check_windows(a_insts, b_insts, live_out=live_out, timeout_ms=timeout_ms,
-                               float_mode="uf")
+                               float_mode="uf", memory_spaces=memory_spaces)
             if ru.equivalent:
                 return EquivResult(EQUIVALENT, "proved (unsat; float operations matched "
                                    "operation for operation)", live_out=names)
@@ -339,7 +400,17 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
                            live_out=names)
     ce = _counterexample(model, diffs, differs, ra, rb)
     return EquivResult(NOT_EQUIVALENT, "differs in " + ", ".join(differs), counterexample=ce,
-                       live_out=names, differing=differs)
+                       live_out=names, differing=differs, write_spaces=_spaces(differs, ra, rb))
+
+
+def _spaces(differs, ra: SymRun, rb: SymRun) -> list:
+    """Memory spaces of the differing ``write#i.*`` entries."""
+    out = set()
+    for d in differs:
+        if d.startswith("write#"):
+            i = int(d[6:].split(".")[0])
+            out |= {ra.writes[i].space, rb.writes[i].space}
+    return sorted(out)
 
 
 _EDGE32 = (0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
@@ -490,22 +561,63 @@ def _counterexample(model, diffs, differs, ra: SymRun, rb: SymRun) -> dict:
 # Kernel level: the changed windows of two versions of a kernel.
 
 
+def label_map(orig: Kernel, cand: Kernel) -> dict[str, str] | None:
+    """Candidate block label -> original block label, matched by block index.
+
+    Code objects disassemble with labels named after addresses (``.Lasmevo_1c64``), so a
+    candidate whose code moved has the same blocks under other names.  Returns None when
+    the block counts differ or the labels cannot be matched one to one (a labelled block
+    against an unlabelled one, or a repeated label).  Renaming the candidate's branch
+    targets with this map keeps every branch going to the block with the same index."""
+    if len(orig.blocks) != len(cand.blocks):
+        return None
+    m: dict[str, str] = {}
+    for bo, bc in zip(orig.blocks, cand.blocks):
+        if bool(bo.label) != bool(bc.label):
+            return None
+        if bc.label:
+            if bc.label in m:
+                return None
+            m[bc.label] = bo.label
+    if len(set(m.values())) != len(m):
+        return None
+    return m
+
+
+def rename_labels(inst: Instruction, mapping: dict[str, str]) -> Instruction:
+    """``inst`` with every :class:`Label` operand renamed through ``mapping``
+    (unchanged, same object, when nothing is renamed)."""
+    from ..ir.operands import Label
+    if not any(isinstance(o, Label) and o.name in mapping and mapping[o.name] != o.name
+               for o in inst.operands):
+        return inst
+    ops = [Label(mapping[o.name], o.addend) if isinstance(o, Label) and o.name in mapping else o
+           for o in inst.operands]
+    return inst.evolve(operands=ops)
+
+
 def changed_windows(orig: Kernel, cand: Kernel) -> tuple[list[tuple[int, int, int, int]], str | None]:
     """Differing windows of two kernels with the same block structure.
 
     Returns ``([(block index, start, end_orig, end_cand)], None)`` where the
     window is ``orig.blocks[b].instructions[start:end_orig]`` versus
     ``cand.blocks[b].instructions[start:end_cand]`` (common prefix and suffix
-    stripped), or ``([], reason)`` when the block structure differs (then no
-    window comparison is possible).
+    stripped; the candidate's labels are first renamed to the original's by block
+    index, :func:`label_map`), or ``([], reason)`` when the block structure differs
+    (then no window comparison is possible).
     """
     if len(orig.blocks) != len(cand.blocks):
         return [], f"{orig.name}: block count differs ({len(orig.blocks)} vs {len(cand.blocks)})"
+    lm = label_map(orig, cand)
+    if lm is None:
+        for bi, (bo, bc) in enumerate(zip(orig.blocks, cand.blocks)):
+            if bo.label != bc.label:
+                return [], f"{orig.name}: block {bi} label differs ({bo.label} vs {bc.label})"
+        lm = {}
     out = []
     for bi, (bo, bc) in enumerate(zip(orig.blocks, cand.blocks)):
-        if bo.label != bc.label:
-            return [], f"{orig.name}: block {bi} label differs ({bo.label} vs {bc.label})"
-        io, ic = bo.instructions, bc.instructions
+        io = bo.instructions
+        ic = [rename_labels(i, lm) for i in bc.instructions]
         if [i.key() for i in io] == [i.key() for i in ic]:
             continue
         p = 0
@@ -536,11 +648,24 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                   timeout_ms: int = 10_000, float_mode: str = "fp") -> Verdict:
     """The z3 layer of ``asmevo verify``: prove every changed window of every kernel.
 
-    Live-out of a window: units either window writes that are read anywhere in
-    either kernel (a sound over-approximation of what the rest of the kernel
-    can observe).  A counterexample rejects only when a differing unit is live
-    after the window by :class:`asmevo.analysis.liveness.Liveness` (otherwise it
-    may be dead, and the window is ``unknown``).
+    Compared units of a window (what the rest of the kernel can observe, over-approximated):
+    VGPRs/AGPRs the windows write that are read anywhere in either kernel (lanes EXEC masks
+    off survive later writes), and uniform units (SGPRs, VCC, EXEC, M0, SCC) the windows
+    write that are live after the window in the original *or* the candidate
+    (:class:`asmevo.analysis.liveness.Liveness` of each; a unit only the candidate's
+    continuation reads must agree too).  Every window proved => the kernels agree.
+
+    A window counterexample is block-local: z3 takes the window's inputs as unconstrained
+    and compares the state right after it.  It rejects (``rejected-counterexample``) only
+    when it is *confirmed* (:func:`_confirmable`, then a second query restricted to the
+    confirmable units and memory spaces still finds a difference): no other changed
+    block runs before the window, and the difference is read by the unchanged rest of
+    the block, or is live after the window in both kernels with the code after the
+    window unchanged (no other changed block reachable), or is a write to memory the
+    code after it can observe.  Anything else (a WWM spill written in one block and its
+    reload removed in another, a reload dropped because an earlier changed block left the
+    value in place) leaves the window ``unknown``: differential testing runs, and at
+    level ``all`` the verdict is then at best ``unknown-unproved``, never ``accepted``.
 
     Memory operations moved across an ``s_barrier`` give a *final*
     ``unknown-unsupported`` (evidence kind ``cross-wave-order``): differential testing
@@ -551,31 +676,30 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
     """
     names = kernels or sorted({k.name for k in cand.kernels} & {k.name for k in orig.kernels})
     ev: list[Evidence] = []
-    unknown: list[tuple[str, str]] = []
+    unknown: list[tuple[str, str, dict]] = []
     hard: list[str] = []
     proved = 0
     for n in names:
         try:
             ko, kc = orig.kernel(n), cand.kernel(n)
         except KeyError:
-            unknown.append(("unsupported", f"kernel {n} missing on one side"))
+            unknown.append(("unsupported", f"kernel {n} missing on one side", {}))
             continue
         wins, why = changed_windows(ko, kc)
         if why:
-            unknown.append(("unsupported", why))
+            unknown.append(("unsupported", why, {}))
             continue
         if not wins:
             continue
         maybe_live = _reads_anywhere(ko, kc)
-        try:
-            from ..analysis import AnalysisManager
-            from ..analysis.liveness import Liveness
-            live = Liveness(ko, AnalysisManager(orig))
-        except Exception:  # noqa: BLE001 - no liveness: counterexamples stay unknown
-            live = None
+        lmap = label_map(ko, kc) or {}
+        live_o, cfg_o = _analyses(ko, orig)
+        live_c, cfg_c = _analyses(kc, cand)
+        changed_blocks = {w[0] for w in wins}
         for bi, p, eo, ec in wins:
             bo, bc = ko.blocks[bi], kc.blocks[bi]
-            wa, wb = bo.instructions[p:eo], bc.instructions[p:ec]
+            wa = bo.instructions[p:eo]
+            wb = [rename_labels(i, lmap) for i in bc.instructions[p:ec]]
             written = set()
             for i in wa + wb:
                 for op in i.operands:
@@ -586,12 +710,14 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                     written |= set(facts(i).defs)
             except Exception:  # noqa: BLE001
                 pass
-            after = _live_after(live, bo, eo)
+            after_o = _live_after(live_o, bo, eo)
+            after_c = _live_after(live_c, bc, ec)
+            after_any = None if after_o is None or after_c is None else after_o | after_c
             # Uniform units (SGPRs, VCC, EXEC, M0, SCC) are written whole, so the liveness
             # analysis is exact for them; VGPR lanes that EXEC masks off survive a later
             # write, so VGPRs stay compared whenever anything reads them.
             lo = {u for u in written & maybe_live
-                  if u[0] in ("v", "a") or after is None or unit_name(u) in after}
+                  if u[0] in ("v", "a") or after_any is None or unit_name(u) in after_any}
             if _barrier_order_changed(wa, wb):
                 hard.append(f"{n} block {bo.label or f'#{bi}'}: memory operations move across "
                             "s_barrier; cross-wave ordering is not modelled")
@@ -603,32 +729,202 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                 proved += 1
                 continue
             if r.status == UNKNOWN:
-                unknown.append((r.unknown_kind or "unsupported", f"{n} block {where['block']}: {r.reason}"))
+                unknown.append((r.unknown_kind or "unsupported",
+                                f"{n} block {where['block']}: {r.reason}", where))
                 continue
-            real = [u for u in r.differing if u.startswith("write#") or u == "memory-writes"
-                    or (after is not None and u in after)]
-            if real:
-                ce = r.counterexample or {}
-                vals = "; ".join(f"{u}: original {_hex(ce.get('a', {}).get(u))}, candidate "
-                                 f"{_hex(ce.get('b', {}).get(u))}" for u in real[:3] if u in ce.get("a", {}))
-                ins = ", ".join(f"{k}={_hex(v)}" for k, v in list(ce.get("inputs", {}).items())[:12])
+            others = sorted(changed_blocks - {bi})
+            c_units, c_spaces, why_not = _confirmable(
+                lo, after_o, after_c,
+                _continuation([(ko, cfg_o, bi, eo), (kc, cfg_c, bi, ec)], others),
+                bo.instructions[eo:], _changed_before(bi, others, cfg_o, cfg_c))
+            # Ask again, comparing only what certainly reaches the rest of the kernel: a
+            # difference there is a kernel-level counterexample; none there means every
+            # difference is in state the code after the window may never see.
+            r2 = None
+            if c_units or c_spaces:
+                r2 = check_windows(wa, wb, live_out=c_units, memory_spaces=c_spaces,
+                                   timeout_ms=timeout_ms, float_mode=float_mode)
+            if r2 is not None and r2.status == NOT_EQUIVALENT:
                 ev.append(Evidence("z3", "counterexample",
-                                   f"{n} block {where['block']}: window differs in {', '.join(real)}"
-                                   + (f" ({vals}; inputs {ins})" if vals else ""),
-                                   {**where, "counterexample": r.counterexample, "reason": r.reason}))
+                                   f"{n} block {where['block']}: window differs in "
+                                   f"{', '.join(r2.differing)}" + _detail(r2, r2.differing),
+                                   {**where, "counterexample": r2.counterexample,
+                                    "reason": r2.reason}))
+            elif r2 is not None and r2.status == UNKNOWN:
+                unknown.append((r2.unknown_kind or "unsupported",
+                                f"{n} block {where['block']}: the window differs in "
+                                f"{', '.join(r.differing)}{_detail(r, r.differing)}; whether the "
+                                f"difference reaches the rest of the kernel is undecided "
+                                f"({r2.reason})", {**where, "counterexample": r.counterexample,
+                                                   "unconfirmed": True}))
             else:
-                unknown.append(("unsupported", f"{n} block {where['block']}: windows differ only in "
-                                f"units not proved live ({', '.join(r.differing)})"))
+                unknown.append(("unsupported",
+                                f"{n} block {where['block']}: the window differs in "
+                                f"{', '.join(r.differing)}{_detail(r, r.differing)}, but {why_not}, "
+                                "so this is not a kernel-level counterexample",
+                                {**where, "counterexample": r.counterexample, "reason": r.reason,
+                                 "unconfirmed": True}))
     if ev:
         return Verdict(Status.REJECTED_COUNTEREXAMPLE, ev[0].message, ev)
     if hard:
         return Verdict(Status.UNKNOWN_UNSUPPORTED, hard[0],
                        [Evidence("z3", "cross-wave-order", m, {"final": True}) for m in hard])
     if unknown:
-        st = Status.UNKNOWN_TIMEOUT if any(k == "timeout" for k, _ in unknown) else Status.UNKNOWN_UNSUPPORTED
-        return Verdict(st, unknown[0][1], [Evidence("z3", k, m) for k, m in unknown])
+        st = Status.UNKNOWN_TIMEOUT if any(k == "timeout" for k, _, _ in unknown) else Status.UNKNOWN_UNSUPPORTED
+        msg = unknown[0][1]
+        if len(unknown) > 1:
+            msg += f" (and {len(unknown) - 1} more undecided window(s))"
+        return Verdict(st, msg, [Evidence("z3", "unconfirmed-counterexample" if d.get("unconfirmed")
+                                          else k, m, d) for k, m, d in unknown])
     return Verdict(Status.ACCEPTED, f"{proved} changed window(s) proved equivalent" if proved
                    else "no changed window")
+
+
+def _analyses(kernel: Kernel, module: Module):
+    """``(Liveness, CFG)`` of ``kernel``, or ``(None, None)`` when the analyses fail
+    (then no window difference is ever confirmed)."""
+    try:
+        from ..analysis import AnalysisManager
+        from ..analysis.cfg import CFG
+        from ..analysis.liveness import Liveness
+        am = AnalysisManager(module)
+        return am.get(Liveness, kernel), am.get(CFG, kernel)
+    except Exception:  # noqa: BLE001 - no analysis: counterexamples stay unknown
+        return None, None
+
+
+#: Instruction families that may read each memory space after a differing write.
+_SPACE_READERS = {
+    "lds": lambda f: f.ds or f.flat,
+    "scratch": lambda f: f.vmem or f.flat,
+}
+
+
+def _continuation(sides, others: list[int]):
+    """What follows a window, in both kernels: ``(identical, instructions)``.
+
+    ``sides`` is ``[(kernel, cfg, block index, window end)]`` for the original and the
+    candidate.  The continuation is the rest of the block after the window plus every
+    block reachable from it (the block itself too when it is in a loop).  It is
+    *identical* when no other changed block (``others``) is reachable in either CFG
+    and both CFGs are known.  ``instructions`` are the original's continuation."""
+    insts: list[Instruction] = []
+    identical = True
+    for side, (k, cfg, bi, end) in enumerate(sides):
+        if cfg is None:
+            return False, []
+        seen: set = set()
+        stack = [s for s in cfg.successors(bi)]
+        while stack:
+            b = stack.pop()
+            if not isinstance(b, int) or b in seen:
+                continue
+            seen.add(b)
+            stack.extend(cfg.successors(b))
+        if seen & set(others):
+            identical = False
+        if side == 0:
+            insts = list(k.blocks[bi].instructions[end:])
+            for b in sorted(seen):
+                insts += list(k.blocks[b].instructions)
+    return identical, insts
+
+
+def _read_in_suffix(suffix: list[Instruction]) -> set:
+    """Units the (identical) rest of the window's block reads before writing them: a
+    difference in one of these certainly meets the same instruction in both kernels."""
+    from ..analysis._isa import facts
+    read: set = set()
+    killed: set = set()
+    for i in suffix:
+        try:
+            fx = facts(i)
+        except Exception:  # noqa: BLE001 - unknown instruction: stop (nothing confirmed past it)
+            break
+        read |= {unit_name(u) for u in fx.uses} - killed
+        killed |= {unit_name(u) for u in fx.defs}
+    return read
+
+
+def _detail(r: EquivResult, units: list) -> str:
+    """`` (u: original X, candidate Y; inputs ...)`` for a counterexample, or ``""``."""
+    ce = r.counterexample or {}
+    vals = "; ".join(f"{u}: original {_hex(ce.get('a', {}).get(u))}, candidate "
+                     f"{_hex(ce.get('b', {}).get(u))}" for u in units[:3] if u in ce.get("a", {}))
+    ins = ", ".join(f"{k}={_hex(v)}" for k, v in list(ce.get("inputs", {}).items())[:12])
+    return f" ({vals}; inputs {ins})" if vals else ""
+
+
+def _changed_before(bi: int, others: list[int], *cfgs) -> bool:
+    """Whether another changed block can run before block ``bi`` (is an ancestor of it in
+    either CFG), or a CFG is unknown."""
+    import networkx as nx
+    for cfg in cfgs:
+        if cfg is None:
+            return True
+        if nx.ancestors(cfg.graph, bi) & set(others):
+            return True
+    return False
+
+
+def _confirmable(compared: set, after_o: set | None, after_c: set | None,
+                 continuation, suffix: list[Instruction],
+                 changed_before: bool = False) -> tuple[list, list, str]:
+    """What a window difference must touch to be a kernel-level counterexample:
+    ``(register units, memory spaces, why nothing is)``.
+
+    Nothing qualifies when other changed code can run before the window
+    (``changed_before``): z3 takes the window's inputs as unconstrained, and code that
+    changed earlier may establish different invariants in the two kernels (a reload the
+    candidate dropped because an earlier block already left the value in place), so a
+    window counterexample may be unreachable.  Otherwise both kernels reach the window
+    through the same code, and:
+
+    A register unit (of ``compared``) qualifies when the rest of the window's block
+    (identical in both kernels: the common suffix) reads it before writing it, or when
+    the code after the window is the same in both kernels (no other changed block
+    reachable) and the unit is live after the window in the original *and* in the
+    candidate (each kernel's own liveness).  A memory space qualifies when the code after
+    the window is the same in both kernels and it is global memory (the kernel's output)
+    or LDS/scratch that the code after the window can read.
+
+    Anything else may be block-local -- a spill whose reload the candidate also removed,
+    a store moved to another block -- and a difference only there leaves the window
+    undecided."""
+    identical, insts = continuation
+    if changed_before:
+        return [], [], ("code that runs before the window also changed, so the window's "
+                        "inputs may satisfy invariants z3 does not know")
+    local = _read_in_suffix(suffix)
+    both = (after_o & after_c) if (after_o is not None and after_c is not None and identical) \
+        else set()
+    units = sorted((u for u in compared if unit_name(u) in local or unit_name(u) in both),
+                   key=_unit_sort)
+    spaces = []
+    if identical and after_o is not None:
+        spaces.append("global")
+        facts_after = [_facts_or_none(i) for i in insts]
+        for sp, reader in _SPACE_READERS.items():
+            # an instruction the ISA facts do not know counts as a possible reader
+            if any(f is None or reader(f) for f in facts_after):
+                spaces.append(sp)
+    if not identical:
+        why = ("the code after the window also changed (another changed block is reachable) "
+               "and the rest of the block does not read the differing units")
+    elif after_o is None or after_c is None:
+        why = "liveness is not available"
+    else:
+        why = ("no differing unit is live after the window in both kernels and no differing "
+               "memory write is observable by the code after it")
+    return units, spaces, why
+
+
+def _facts_or_none(inst: Instruction):
+    try:
+        from ..analysis._isa import facts
+        return facts(inst)
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _barrier_order_changed(wa: list[Instruction], wb: list[Instruction]) -> bool:

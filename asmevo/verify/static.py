@@ -466,7 +466,8 @@ def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> list[dict]:
     Windows are aligned block by block (:func:`asmevo.verify.equiv.changed_windows`);
     for each original wait in a changed window, the candidate's window must hold
     a wait at least as strong (every count <= the required count).  When the block
-    structure differs no alignment exists and only register violations are checked.
+    structure differs no alignment exists; :func:`_unaligned_waits` then matches needed
+    waits to candidate waits without positions and reports ``unknown`` when one is missing.
     """
     from ..analysis import AnalysisManager
     from ..analysis.waitcnt import MAX, NAMES, WaitcntAnalysis, parse_waitcnt
@@ -500,24 +501,81 @@ def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> list[dict]:
     return out
 
 
+def _unaligned_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> str | None:
+    """The conservative fallback of :func:`_weakened_waits` when the block structure differs
+    (no window alignment exists): every ``s_waitcnt`` of the original that
+    :meth:`~asmevo.analysis.waitcnt.WaitcntAnalysis.required` says is needed (a register use
+    or a memory-order point such as ``s_barrier``) must be matched by a distinct ``s_waitcnt``
+    of the candidate at least as strong.  Returns a reason when some needed wait has no
+    match (the caller reports ``unknown``: without alignment this may be a false alarm, but
+    the removal is not proved harmless), or None.
+
+    Raises:
+        AnalysisUnavailable: the waitcnt analysis failed on the original.
+    """
+    from ..analysis import AnalysisManager
+    from ..analysis.waitcnt import MAX, NAMES, WaitcntAnalysis, parse_waitcnt
+    try:
+        w = WaitcntAnalysis(ko, AnalysisManager(orig_mod))
+    except Exception as e:  # noqa: BLE001
+        raise AnalysisUnavailable(f"waitcnt analysis failed: {type(e).__name__}: {e}") from None
+    needs = []
+    for x in ko.instructions():
+        if x.opcode != "s_waitcnt":
+            continue
+        try:
+            req = w.required(x)
+        except KeyError:
+            continue
+        need = tuple(req[n] for n in NAMES)
+        if not all(need[c] >= MAX[c] for c in range(3)):
+            needs.append((x, need))
+    have = [parse_waitcnt(i) for i in kc.instructions() if i.opcode == "s_waitcnt"]
+    # strongest requirements first, each matched to the weakest candidate wait that covers it
+    needs.sort(key=lambda t: t[1])
+    have.sort(key=lambda c: tuple(-v for v in c))
+    used = [False] * len(have)
+    missing = []
+    for x, need in needs:
+        for j, cnt in enumerate(have):
+            if not used[j] and all(cnt[c] <= need[c] for c in range(3)):
+                used[j] = True
+                break
+        else:
+            missing.append(x)
+    if not missing:
+        return None
+    return (f"{ko.name}: the block structure differs and {len(missing)} needed s_waitcnt of the "
+            f"original ({missing[0].text()}) has no candidate wait at least as strong; "
+            "removed or weakened waits cannot be ruled out")
+
+
 def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
                        orig_mod: Module | None, orig: KernelFacts | None) -> tuple[list[Evidence], str | None]:
     """Violations of ``kind`` in the candidate that the original does not have.
 
     Returns ``(evidence, unknown_reason)``; ``unknown_reason`` is set when the
-    analysis could not run.
+    analysis could not run, or when the block structure differs and a needed wait of
+    the original has no counterpart (:func:`_unaligned_waits`).
     """
     try:
         cv = _violations(kind, cand_mod, cand.kernel)
         ov = _violations(kind, orig_mod, orig.kernel) if orig is not None else []
     except AnalysisUnavailable as e:
         return [], f"{kind} analysis unavailable: {e}"
+    unaligned = None
     if kind == "waitcnt" and orig is not None:
         try:
             extra = _weakened_waits(orig_mod, orig.kernel, cand.kernel)
         except AnalysisUnavailable as e:
             return [], f"waitcnt analysis unavailable: {e}"
         cv = cv + extra
+        try:
+            from .equiv import changed_windows
+            if changed_windows(orig.kernel, cand.kernel)[1]:
+                unaligned = _unaligned_waits(orig_mod, orig.kernel, cand.kernel)
+        except AnalysisUnavailable as e:
+            return [], f"waitcnt analysis unavailable: {e}"
     # Match candidate violations to the original's with the same signature: a candidate
     # violation is forgiven when it pairs with one of the original's that has no more wait
     # states available (greedy two-pointer matching over sorted counts is optimal).
@@ -537,7 +595,7 @@ def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
                 continue
             ev.append(Evidence("static", kind, f"{cand.name}: {v['message']}",
                                {"kernel": cand.name, **{k: x for k, x in v.items() if k != "signature"}}))
-    return ev, None
+    return ev, unaligned
 
 
 def check_static(orig: Module | None, cand: Module, *, kernels: list[str] | None = None,

@@ -13,7 +13,7 @@ rejected   1            ``rejected-register-bounds``, ``rejected-descriptor-coun
                         ``rejected-counterexample``, ``rejected-output-mismatch``,
                         ``rejected-stray-write``, ``rejected-emulation-fault``,
                         ``build-failed``
-unknown    3            ``unknown-timeout``, ``unknown-unsupported``
+unknown    3            ``unknown-timeout``, ``unknown-unsupported``, ``unknown-unproved``
 (bad input 2: raised as :class:`asmevo.errors.AsmevoError`, never a verdict)
 =========  ===========  ===================================================
 
@@ -47,6 +47,7 @@ class Status(str, enum.Enum):
     BUILD_FAILED = "build-failed"
     UNKNOWN_TIMEOUT = "unknown-timeout"
     UNKNOWN_UNSUPPORTED = "unknown-unsupported"
+    UNKNOWN_UNPROVED = "unknown-unproved"
 
     @property
     def outcome(self) -> str:
@@ -83,6 +84,7 @@ _LAYER = {
     Status.BUILD_FAILED: "build",
     Status.UNKNOWN_TIMEOUT: "any",
     Status.UNKNOWN_UNSUPPORTED: "any",
+    Status.UNKNOWN_UNPROVED: "any",
 }
 
 #: One-line meaning of every status (printed by ``--help`` and docs/verify.md).
@@ -107,6 +109,9 @@ DESCRIPTIONS = {
     Status.UNKNOWN_TIMEOUT: "a layer ran out of time (solver timeout, emulator step budget)",
     Status.UNKNOWN_UNSUPPORTED:
         "a layer could not decide: an instruction or feature it does not model",
+    Status.UNKNOWN_UNPROVED:
+        "z3 did not prove every changed window; differential testing found no difference, "
+        "which is not a proof",
 }
 
 #: Verification layers in the order ``--level all`` runs them.

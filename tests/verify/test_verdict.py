@@ -10,7 +10,7 @@ def test_taxonomy_is_exactly_the_documented_set():
         "accepted", "rejected-register-bounds", "rejected-descriptor-counts", "rejected-waitcnt",
         "rejected-hazard", "rejected-abi", "rejected-counterexample", "rejected-output-mismatch",
         "rejected-stray-write", "rejected-emulation-fault", "build-failed", "unknown-timeout",
-        "unknown-unsupported"]
+        "unknown-unsupported", "unknown-unproved"]
     assert set(DESCRIPTIONS) == set(Status)
 
 
