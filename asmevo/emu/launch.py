@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import AsmevoError
 from .executor import BARRIER, ENDPGM, Program
 from .memory import EmuError, GlobalMemory, ScratchMemory
-from .state import Wave, Workgroup
+from .state import NUM_SGPR_SLOTS, Wave, Workgroup
 
 # .amdhsa_* directive -> KernelDescriptor attribute
 _DIRECTIVE_FIELDS = {
@@ -368,10 +368,18 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
                for gx in range(grid[0])]
         for c in range(0, len(ids), chunk):
             waves = []
-            for wgid in ids[c:c + chunk]:
+            part = ids[c:c + chunk]
+            nw = len(part) * nwaves
+            if LOCKSTEP and nw > 1:     # register files shared by the lockstep set
+                V = np.zeros((512, nw, 64), np.uint32)
+                A = np.zeros((256, nw, 64), np.uint32)
+                S = np.zeros((nw, NUM_SGPR_SLOTS), np.uint32)
+            for wgid in part:
                 wg = Workgroup(wgid, lds_bytes)
                 for w in range(nwaves):
-                    wv = Wave(wg, w, ScratchMemory(priv) if priv > 0 else None)
+                    k = len(waves)
+                    regs = (V[:, k], A[:, k], S[k]) if LOCKSTEP and nw > 1 else None
+                    wv = Wave(wg, w, ScratchMemory(priv) if priv > 0 else None, regs)
                     _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid,
                                packed[w * 64:(w + 1) * 64], priv)
                     waves.append(wv)

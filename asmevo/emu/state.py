@@ -66,10 +66,15 @@ class Wave:
     __slots__ = ("v", "a", "s", "scc", "exec_mask", "exec_all", "exec_any", "pc", "done",
                  "group", "scratch", "index", "count", "mode", "gpr_idx", "trapsts")
 
-    def __init__(self, group: Workgroup, index: int, scratch=None):
-        self.v = np.zeros((512, 64), np.uint32)
-        self.a = np.zeros((256, 64), np.uint32)
-        self.s = np.zeros(NUM_SGPR_SLOTS, np.uint32)
+    def __init__(self, group: Workgroup, index: int, scratch=None, regs=None):
+        """``regs``: optional zeroed ``(v, a, s)`` arrays of shapes (512, 64), (256, 64),
+        (128,) to use (views into the shared files of :mod:`asmevo.emu.lockstep`)."""
+        if regs is not None:
+            self.v, self.a, self.s = regs
+        else:
+            self.v = np.zeros((512, 64), np.uint32)
+            self.a = np.zeros((256, 64), np.uint32)
+            self.s = np.zeros(NUM_SGPR_SLOTS, np.uint32)
         self.scc = False
         self.exec_mask = np.ones(64, bool)
         self.exec_all = True
