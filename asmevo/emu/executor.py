@@ -1586,6 +1586,34 @@ _BUF_DFMT = {1: (8, 1), 2: (16, 1), 3: (8, 2), 4: (32, 1), 5: (16, 2), 10: (8, 4
 _BUF_NFMT = {0: "unorm", 1: "snorm", 2: "uscaled", 3: "sscaled", 4: "uint", 5: "sint", 7: "float"}
 
 
+_DFMT_NAMES = {"INVALID": 0, "8": 1, "16": 2, "8_8": 3, "32": 4, "16_16": 5, "10_11_11": 6,
+               "11_11_10": 7, "10_10_10_2": 8, "2_10_10_10": 9, "8_8_8_8": 10, "32_32": 11,
+               "16_16_16_16": 12, "32_32_32": 13, "32_32_32_32": 14, "RESERVED_15": 15}
+_NFMT_NAMES = {"UNORM": 0, "SNORM": 1, "USCALED": 2, "SSCALED": 3, "UINT": 4, "SINT": 5,
+               "RESERVED_6": 6, "FLOAT": 7}
+
+
+def _mtbuf_word3(inst) -> int:
+    """V# word-3 format bits of an MTBUF instruction's ``format`` (GFX9: DFMT = bits [3:0],
+    NFMT = bits [6:4] of the 7-bit field, default 1 = BUF_DATA_FORMAT_8, UNORM; LLVM
+    AMDGPUAsmParser / SIDefines MTBUFFormat)."""
+    f = inst.mod("format", 1)
+    dfmt, nfmt = 1, 0
+    if isinstance(f, (tuple, list)):
+        for name in f:
+            name = str(name)
+            if name.startswith("BUF_DATA_FORMAT_") and name[16:] in _DFMT_NAMES:
+                dfmt = _DFMT_NAMES[name[16:]]
+            elif name.startswith("BUF_NUM_FORMAT_") and name[15:] in _NFMT_NAMES:
+                nfmt = _NFMT_NAMES[name[15:]]
+            else:
+                raise CompileError(f"unknown buffer format {name}")
+    else:
+        v = int(f)
+        dfmt, nfmt = v & 0xF, (v >> 4) & 0x7
+    return (dfmt << 15) | (nfmt << 12)
+
+
 def _buf_format(word3: int):
     """(bits, components, numeric format) of a V#'s word 3; EmuError for other formats."""
     dfmt, nfmt = (word3 >> 15) & 0xF, (word3 >> 12) & 0x7
@@ -1666,6 +1694,7 @@ def compile_mubuf(inst, spec, ctx, nxt):
     is_atomic = spec.kind == "mubuf_atomic"
 
     nfmt_c = ex.get("format", 0)
+    t_word3 = _mtbuf_word3(inst) if ex.get("tbuffer") else None
 
     def addrs(wv, lanes, size=size):
         r = wv.s[rsrc_i:rsrc_i + 4]
@@ -1702,7 +1731,7 @@ def compile_mubuf(inst, spec, ctx, nxt):
         if nfmt_c:
             # buffer_*_format_*: element of the V#'s format; components the instruction names
             # beyond the format's read as 0 (x, y, z) / 1 (w), and are not written by stores
-            bits, nc, nf = _buf_format(wv.s.item(rsrc_i + 3))
+            bits, nc, nf = _buf_format(wv.s.item(rsrc_i + 3) if t_word3 is None else t_word3)
             esz = bits * nc // 8
             a, inr = addrs(wv, lanes, esz)
             R = wv.v if dst_or_data.file == "v" else wv.a

@@ -80,6 +80,9 @@ K("buffer_store_short_d16_hi", "mubuf", size=2, load=False, d16_hi=True)
 for _c, _nc in (("x", 1), ("xy", 2), ("xyz", 3), ("xyzw", 4)):
     K(f"buffer_load_format_{_c}", "mubuf", size=4 * _nc, load=True, format=_nc)
     K(f"buffer_store_format_{_c}", "mubuf", size=4 * _nc, load=False, format=_nc)
+    # MTBUF: the same with the format in the instruction (format:[...] / format:N)
+    K(f"tbuffer_load_format_{_c}", "mubuf", size=4 * _nc, load=True, format=_nc, tbuffer=True)
+    K(f"tbuffer_store_format_{_c}", "mubuf", size=4 * _nc, load=False, format=_nc, tbuffer=True)
 for n, sz, hi, sg in (("ubyte_d16", 1, False, False), ("ubyte_d16_hi", 1, True, False),
                       ("sbyte_d16", 1, False, True), ("sbyte_d16_hi", 1, True, True),
                       ("short_d16", 2, False, False), ("short_d16_hi", 2, True, False)):

@@ -308,3 +308,24 @@ def test_buffer_format_packed_formats_raise(snippet):
     _vsharp(s, base, 4, 64, 8, 0)              # 10_10_10_2: not emulated
     with pytest.raises(EmuError, match="DATA_FORMAT 8"):
         s.run()
+
+
+def test_tbuffer_format_from_instruction(snippet):
+    # the instruction's format wins over the V#'s (which says 8-bit unorm here)
+    s = snippet(["tbuffer_load_format_xy v[2:3], v0, s[4:7], 0 "
+                 "format:[BUF_DATA_FORMAT_16_16,BUF_NUM_FORMAT_SINT] idxen",
+                 "tbuffer_store_format_x v1, v0, s[8:11], 0 format:116 idxen"])
+    data = (np.arange(128, dtype=np.int16) - 64)
+    base = s.mem.map("buf", data)
+    out = s.mem.map("out", np.zeros(64, np.float32))
+    _vsharp(s, base, 4, 64, 1, 0)
+    s.w.s[8] = out & 0xFFFFFFFF
+    s.w.s[9] = (out >> 32) | (4 << 16)
+    s.w.s[10] = 64
+    s.w.s[11] = (1 << 15)
+    s.w.v[0] = LANES
+    s.w.v[1] = (LANES * 1.5).astype(np.float32).view(np.uint32)
+    s.run()
+    assert np.array_equal(s.w.v[2].view(np.int32), 2 * LANES - 64)
+    assert np.array_equal(s.w.v[3].view(np.int32), 2 * LANES - 63)
+    assert np.array_equal(s.mem.region("out").data.view(np.float32), LANES * 1.5)
