@@ -374,8 +374,11 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
                 V = np.zeros((512, nw, 64), np.uint32)
                 A = np.zeros((256, nw, 64), np.uint32)
                 S = np.zeros((nw, NUM_SGPR_SLOTS), np.uint32)
-            for wgid in part:
-                wg = Workgroup(wgid, lds_bytes)
+            seg = (max(lds_bytes, 0) + 3) // 4 * 4
+            lds_all = np.zeros(seg * len(part), np.uint8) if LOCKSTEP and nw > 1 else None
+            for g, wgid in enumerate(part):
+                wg = Workgroup(wgid, lds_bytes,
+                               lds_all[g * seg:(g + 1) * seg] if lds_all is not None else None)
                 for w in range(nwaves):
                     k = len(waves)
                     regs = (V[:, k], A[:, k], S[k]) if LOCKSTEP and nw > 1 else None

@@ -97,6 +97,15 @@ def classify(inst) -> tuple | None:
     kind = spec.kind
     if spec.name in ("v_readlane_b32", "v_writelane_b32") and len(inst.operands) == 3:
         return _lane_mode(inst, spec.name)
+    if kind == "ds" and spec.extra.get("op") in ("read", "write") and \
+            spec.extra.get("size", 0) % 4 == 0 and not spec.extra.get("d16") and \
+            len(inst.operands) == 2 and not inst.has_mod("gds"):
+        ops = [getattr(o, "base", o) for o in inst.operands]
+        addr, reg = (ops[1], ops[0]) if spec.extra["op"] == "read" else (ops[0], ops[1])
+        if isinstance(addr, Reg) and addr.file == "v" and isinstance(reg, Reg) and \
+                reg.file in ("v", "a"):
+            return ("ds" + spec.extra["op"][0], addr.index, reg.file, reg.index,
+                    spec.extra["size"] // 4, int(inst.mod("offset", 0) or 0))
     if kind in _VEC_KINDS:
         if inst.opcode.endswith(("_dpp", "_sdwa")) or any(inst.has_mod(m) for m in _DPP_MODS):
             return None
@@ -179,6 +188,30 @@ def sgpr_writes(inst):
         "scc" in getattr(lookup(inst.opcode), "imp_out", ("scc",))
 
 
+_DW = {k: np.arange(k, dtype=np.intp)[:, None] for k in (1, 2, 3, 4)}
+
+
+def _lds_words(waves):
+    """(uint32 view of one buffer holding every wave's LDS, per-lane dword offset of each
+    wave's LDS in it (W*64,), {ndw: highest valid byte address}) or (None, None, None)
+    when the workgroups' LDS are not segments of one buffer."""
+    stores = [wv.group.lds._store for wv in waves]
+    base = stores[0].base
+    size = waves[0].group.lds.data.size
+    if base is None or any(st.base is not base for st in stores) or base.dtype != np.uint8 or \
+            base.size % 4 or any(wv.group.lds.data.size != size for wv in waves) or size < 4:
+        return None, None, None
+    p0 = base.__array_interface__["data"][0]
+    offs = [(st.__array_interface__["data"][0] - p0) for st in stores]
+    if any(o % 4 for o in offs):
+        return None, None, None
+    seg = np.repeat(np.array(offs, np.intp) // 4, 64)
+    lim = {k: np.uint32(size - 4 * k) for k in (1, 2, 3, 4) if size >= 4 * k}
+    if len(lim) < 4:
+        return None, None, None
+    return base.view(np.uint32), seg, lim
+
+
 def _nonuniform(S, waves):
     """(frozenset of SGPR slots whose value differs between the waves, SCC uniform?)."""
     d = np.flatnonzero((S != S[0]).any(axis=0))
@@ -222,6 +255,8 @@ def run_lockstep(prog, waves, limit: int, fallback) -> None:
     w0 = waves[0]
     rest = waves[1:]
     live = waves
+    Vf, Af = view.v, view.a
+    lds, lds_seg, lds_lim = _lds_words(waves)
     while live:
         if len(live) < W or len({wv.pc for wv in live}) != 1 or \
                 len({wv.mode for wv in live}) != 1 or any(wv.gpr_idx for wv in live):
@@ -237,6 +272,27 @@ def run_lockstep(prog, waves, limit: int, fallback) -> None:
                     raise EmuError(f"kernel {prog.kernel.name}: more than {limit} instructions in "
                                    f"one wave (runaway loop?) at {prog.where(pc)}")
                 m = modes[pc]
+                if m is not None and m[0] in ("dsr", "dsw"):
+                    if lds is not None and all(wv.exec_all for wv in waves):
+                        kind, areg, rfile, rreg, ndw, off = m
+                        a = Vf[areg]
+                        if off:
+                            a = a + np.uint32(off)
+                        if not np.count_nonzero((a & np.uint32(3)) | (a > lds_lim[ndw])):
+                            w = (a >> np.uint32(2)).astype(np.intp) + lds_seg
+                            R = Vf if rfile == "v" else Af
+                            if kind == "dsr":
+                                if ndw == 1:
+                                    R[rreg] = lds[w]
+                                else:
+                                    R[rreg:rreg + ndw] = lds[w[None, :] + _DW[ndw]]
+                            elif ndw == 1:
+                                lds[w] = R[rreg]
+                            else:
+                                lds[w[None, :] + _DW[ndw]] = R[rreg:rreg + ndw]
+                            pc += 1
+                            continue
+                    m = None
                 if m is not None and m[0] in ("rl", "wl"):
                     kind, ls, reg, other = m
                     if ls >= 0 and ls in nu:

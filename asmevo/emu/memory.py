@@ -200,9 +200,11 @@ class GlobalMemory:
 class LocalMemory:
     """Per-lane-addressed flat byte array (LDS of a workgroup)."""
 
-    def __init__(self, size: int, space: str):
+    def __init__(self, size: int, space: str, store=None):
+        """``store``: optional zeroed uint8 array of (size + 3) // 4 * 4 bytes to use (a
+        segment of one buffer holding the LDS of several workgroups, for lockstep runs)."""
         size = max(size, 0)
-        self._store = np.zeros((size + 3) // 4 * 4, np.uint8)
+        self._store = store if store is not None else np.zeros((size + 3) // 4 * 4, np.uint8)
         self.data = self._store[:size]
         self.words = self._store.view(np.uint32)
         self.space = space

@@ -54,10 +54,10 @@ def lane_mask(value: int) -> np.ndarray:
 class Workgroup:
     """Shared state of one workgroup: its LDS and its id."""
 
-    def __init__(self, wg_id: tuple[int, int, int], lds_bytes: int):
+    def __init__(self, wg_id: tuple[int, int, int], lds_bytes: int, lds_store=None):
         from .memory import LocalMemory
         self.id = wg_id
-        self.lds = LocalMemory(lds_bytes, "LDS")
+        self.lds = LocalMemory(lds_bytes, "LDS", lds_store)
 
 
 class Wave:
