@@ -25,6 +25,26 @@ from .launch import Arg, Launch
 
 _INITS = ("zeros", "ones", "arange", "uniform(", "randint(")
 
+#: Largest total size of the harness buffers (bytes); checked before allocating, so a
+#: huge ``count`` is a located error rather than a MemoryError.
+MAX_BUFFER_BYTES = 4 << 30
+
+
+def _init_bounds(init: str) -> tuple[float, float] | None:
+    """``(lo, hi)`` of ``uniform(lo, hi)`` / ``randint(lo, hi)``; ``None`` when malformed."""
+    import re
+    m = re.fullmatch(r"(?:uniform|randint)\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)", init)
+    if not m:
+        return None
+    try:
+        lo, hi = float(m.group(1)), float(m.group(2))
+    except ValueError:
+        return None
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi or \
+            (init.startswith("randint") and (lo != int(lo) or hi != int(hi) or lo >= hi)):
+        return None
+    return lo, hi
+
 
 def load_harness(path: str, entry: str | None = None) -> dict:
     """Read a harness/manifest JSON file and return one entry (a dict with
@@ -82,20 +102,30 @@ def _validate(e, path):
     for i, a in enumerate(e["args"]):
         if not isinstance(a, dict) or "name" not in a or a.get("kind") not in ("buffer", "scalar"):
             bad(f"argument #{i} needs a name and kind buffer|scalar")
+        if not isinstance(a.get("dtype"), str):
+            bad(f"argument {a['name']}: dtype must be a string such as \"float32\"")
         try:
             np.dtype(a.get("dtype"))
-        except TypeError:
+        except (TypeError, ValueError):
             bad(f"argument {a['name']}: unknown dtype {a.get('dtype')!r}")
         if a["kind"] == "buffer":
-            if not isinstance(a.get("count"), int) or a["count"] < 0:
+            if not isinstance(a.get("count"), int) or isinstance(a["count"], bool) or a["count"] < 0:
                 bad(f"buffer {a['name']}: count must be a non-negative integer")
             init = a.get("init", "zeros")
-            if not init.startswith(_INITS):
+            if not isinstance(init, str) or not init.startswith(_INITS):
+                bad(f"buffer {a['name']}: unknown init {init!r}")
+            if init.startswith(("uniform(", "randint(")) and _init_bounds(init) is None:
+                bad(f"buffer {a['name']}: init {init!r}; expected uniform(LO, HI) or randint(LO, HI) "
+                    "with finite numbers LO <= HI (integers LO < HI for randint)")
+            if init not in ("zeros", "ones", "arange") and not init.startswith(("uniform(", "randint(")):
                 bad(f"buffer {a['name']}: unknown init {init!r}")
             if a.get("role", "in") not in ("in", "out", "inout"):
                 bad(f"buffer {a['name']}: role must be in, out or inout")
         elif "value" not in a:
             bad(f"scalar {a['name']}: missing value")
+    total = sum(a["count"] * np.dtype(a["dtype"]).itemsize for a in e["args"] if a["kind"] == "buffer")
+    if total > MAX_BUFFER_BYTES:
+        bad(f"buffers total {total} bytes; at most {MAX_BUFFER_BYTES} bytes (4 GiB) are supported")
 
 
 def make_input(a: dict, rng) -> np.ndarray:
@@ -107,7 +137,7 @@ def make_input(a: dict, rng) -> np.ndarray:
         return np.ones(n, dt)
     if init == "arange":
         return np.arange(n).astype(dt)
-    lo, hi = (float(v) for v in init[init.index("(") + 1:-1].split(","))
+    lo, hi = _init_bounds(init)
     if init.startswith("uniform"):
         return rng.uniform(lo, hi, n).astype(dt)
     return rng.integers(int(lo), int(hi), n).astype(dt)
@@ -139,7 +169,8 @@ def reference(harness: dict, inputs: dict) -> dict:
     """Expected outputs from the entry's ``reference`` function.
 
     Raises:
-        AsmevoError: no reference, file or function missing.
+        AsmevoError: no reference, file or function missing, or the reference file or
+            function raised (``reference FILE:FUNC raised TYPE: MESSAGE``).
     """
     ref = harness.get("reference")
     if not ref or ":" not in ref:
@@ -151,12 +182,24 @@ def reference(harness: dict, inputs: dict) -> dict:
         raise AsmevoError(f"reference file {path} not found", file=harness.get("_file"))
     spec = importlib.util.spec_from_file_location(f"_asmevo_ref_{abs(hash(path))}", path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:
+        raise AsmevoError(f"reference {path} raised {type(e).__name__}: {e} while loading",
+                          file=harness.get("_file")) from None
     f = getattr(mod, func, None)
-    if f is None:
+    if f is None or not callable(f):
         raise AsmevoError(f"reference function {func} not in {path}", file=harness.get("_file"))
     kw = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
-    return f(**kw)
+    try:
+        out = f(**kw)
+    except Exception as e:
+        raise AsmevoError(f"reference {path}:{func} raised {type(e).__name__}: {e}",
+                          file=harness.get("_file")) from None
+    if not isinstance(out, dict):
+        raise AsmevoError(f"reference {path}:{func} returned {type(out).__name__}; expected a dict "
+                          "of output buffer name -> array", file=harness.get("_file"))
+    return out
 
 
 def compare(harness: dict, got: dict, want: dict) -> list[str]:

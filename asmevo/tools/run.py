@@ -33,11 +33,38 @@ def add_arguments(p) -> None:
                    help="dynamic LDS bytes (default: the rest of the 64 KiB)")
 
 
+def _check_arg_count(module, name: str, h: dict, harness_path: str) -> None:
+    """The harness gives one argument per explicit kernel argument (AMDGPUUsage code object
+    metadata ``.args``, ``hidden_*`` value kinds excluded).
+
+    Raises:
+        AsmevoError: naming the harness file and each argument (``.name``, else its value
+            kind and kernarg byte offset).
+    """
+    k = next(k for k in module.kernels if k.name == name)
+    meta = k.metadata if isinstance(k.metadata, dict) else None
+    if not meta or not isinstance(meta.get(".args"), list):
+        return
+    exp = [a for a in meta[".args"] if isinstance(a, dict)
+           and not str(a.get(".value_kind", "")).startswith("hidden_")]
+    if len(exp) == len(h["args"]):
+        return
+    descr = ", ".join(str(a[".name"]) if a.get(".name") else
+                      f"{a.get('.value_kind', '?')} at kernarg offset {a.get('.offset', '?')}"
+                      for a in exp)
+    given = ", ".join(str(a.get("name")) for a in h["args"])
+    raise AsmevoError(f"kernel {name} has {len(exp)} explicit arguments ({descr}); the harness "
+                      f"gives {len(h['args'])} ({given}); expected one harness argument per kernel "
+                      "argument, in order", file=harness_path)
+
+
 def run(args) -> int:
     """Run the kernel; 0 on success, 1 on a --check mismatch."""
     from ..emu import harness as H
     from ..emu import run_kernel
     from ..frontend.loader import load
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise AsmevoError("--out must be a directory", file=args.out)  # before any work
     h = H.load_harness(args.harness, args.entry)
     module = load(args.input)
     name = args.kernel or h.get("kernel")
@@ -49,11 +76,17 @@ def run(args) -> int:
     if name not in [k.name for k in module.kernels]:
         raise AsmevoError(f"no kernel {name!r}; kernels: {', '.join(k.name for k in module.kernels)}",
                           file=args.input)
+    _check_arg_count(module, name, h, args.harness)
     inputs = H.make_inputs(h, args.seed)
     launch = H.make_launch(h, inputs)
     if args.lds is not None:
         launch.dynamic_lds = args.lds
-    res = run_kernel(module, name, launch)
+    try:
+        res = run_kernel(module, name, launch)
+    except AsmevoError as e:
+        if e.file is None:  # a launch/harness mismatch: name the harness
+            e.file = args.harness
+        raise
     rate = res.lane_instructions / res.seconds / 1e6 if res.seconds > 0 else 0.0
     print(f"{name}: {res.waves} waves, {res.instructions} instructions "
           f"({res.lane_instructions} lane-instructions), {res.seconds:.3f} s, {rate:.2f} M lane-inst/s")
