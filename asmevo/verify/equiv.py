@@ -188,8 +188,11 @@ def _is_cache_op(inst: Instruction) -> bool:
 
 
 def _memory_policy(insts: list[Instruction]) -> list[tuple]:
-    """The window's cache-maintenance instructions and the cache-policy bits of its memory
-    instructions, in program order: ``[(kind, opcode or "", frozenset of bits)]``."""
+    """The window's cache-maintenance instructions and its memory instructions that carry
+    cache-policy bits, in program order: ``[("cache"|"mem", opcode, frozenset of bits)]``.
+    Memory instructions without policy bits are left out: removing or adding a plain access
+    is a memory-event difference the z3 terms compare; changing, adding or dropping bits (or
+    moving an access that has them) changes this list."""
     from ..analysis._isa import facts
     out = []
     for i in insts:
@@ -201,8 +204,8 @@ def _memory_policy(insts: list[Instruction]) -> list[tuple]:
             mem = facts(i).mem
         except Exception:  # noqa: BLE001 - unknown instruction: judged by its bits alone
             mem = bool(bits)
-        if mem:
-            out.append(("mem", "", bits))
+        if mem and bits:
+            out.append(("mem", i.opcode, bits))
     return out
 
 
@@ -213,7 +216,7 @@ def _policy_difference(a_insts: list[Instruction], b_insts: list[Instruction]) -
     pa, pb = _memory_policy(a_insts), _memory_policy(b_insts)
     if [x for x in pa if x[0] == "cache"] != [x for x in pb if x[0] == "cache"]:
         return "cache maintenance instructions differ (caches are not modelled)"
-    if [x[2] for x in pa if x[0] == "mem"] != [x[2] for x in pb if x[0] == "mem"]:
+    if [x for x in pa if x[0] == "mem"] != [x for x in pb if x[0] == "mem"]:
         return "cache-policy bits (sc0/sc1/nt) of memory instructions differ (caches are not modelled)"
     return None
 
@@ -581,6 +584,11 @@ def label_map(orig: Kernel, cand: Kernel) -> dict[str, str] | None:
             m[bc.label] = bo.label
     if len(set(m.values())) != len(m):
         return None
+    # A candidate reference to a name that is an original block label but not a candidate
+    # block label means something else in the candidate: never let it compare equal.
+    for bo in orig.blocks:
+        if bo.label and bo.label not in m:
+            m[bo.label] = bo.label + "@candidate-external"
     return m
 
 
@@ -742,8 +750,10 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
             # difference is in state the code after the window may never see.
             r2 = None
             if c_units or c_spaces:
+                # a shorter budget: running out only leaves the window unknown
                 r2 = check_windows(wa, wb, live_out=c_units, memory_spaces=c_spaces,
-                                   timeout_ms=timeout_ms, float_mode=float_mode)
+                                   timeout_ms=min(timeout_ms, CONFIRM_TIMEOUT_MS),
+                                   float_mode=float_mode)
             if r2 is not None and r2.status == NOT_EQUIVALENT:
                 ev.append(Evidence("z3", "counterexample",
                                    f"{n} block {where['block']}: window differs in "
@@ -778,6 +788,10 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                                           else k, m, d) for k, m, d in unknown])
     return Verdict(Status.ACCEPTED, f"{proved} changed window(s) proved equivalent" if proved
                    else "no changed window")
+
+
+#: Solver budget (ms) of the query that confirms a window counterexample at kernel level.
+CONFIRM_TIMEOUT_MS = 3000
 
 
 def _analyses(kernel: Kernel, module: Module):

@@ -81,3 +81,17 @@ def test_rounding_mode_setreg_end_to_end(corpus_dir, tmp_path):
     h = load_harness(str(corpus_dir / "manifest.json"), "vadd_f32")
     v = verify(str(corpus_dir / "vadd_f32.co"), str(p), harness=h, level="all", trials=2)
     assert v.status is Status.UNKNOWN_UNSUPPORTED, v.text()
+
+
+def test_removing_a_plain_access_is_left_to_z3():
+    # a load without policy bits is removed: not a cache-policy difference; z3 compares v2
+    a = "global_load_dword v2, v[0:1], off\nglobal_store_dword v[0:1], v3, off sc1"
+    b = "global_store_dword v[0:1], v3, off sc1"
+    r = check_windows(_w(a), _w(b), live_out=[("v", 3)])
+    assert r.status == "equivalent", r.text()
+    r = check_windows(_w(a), _w(b))
+    assert r.status == "not equivalent" and "cache" not in r.reason, r.text()
+    # ...but dropping the store's sc1 is
+    r = check_windows(_w(a), _w("global_load_dword v2, v[0:1], off\n"
+                                "global_store_dword v[0:1], v3, off"))
+    assert r.status == "unknown" and "cache" in r.reason, r.text()
