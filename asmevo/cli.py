@@ -2,13 +2,17 @@
 
 Every sub-command module exposes ``add_arguments(parser)`` and ``run(args) -> int``.
 Bad input (:class:`~asmevo.errors.AsmevoError`) prints one clear message and
-exits with status 2, never a traceback.
+exits with status 2, never a traceback.  Any other exception is a bug: it prints
+``asmevo CMD: internal error: TYPE: MESSAGE (please report ...)`` and exits 1
+(``ASMEVO_DEBUG=1`` shows the traceback instead).  A closed stdout pipe
+(``asmevo dis K.co | head``) ends the command quietly with status 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from .errors import AsmevoError
@@ -49,6 +53,25 @@ def main(argv: list[str] | None = None) -> int:
         return e.exit_status
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `asmevo dis K.co | head`: stop quietly
+        _quiet_stdout()
+        return 0
+    except Exception as e:  # a bug, not bad input: no traceback unless ASMEVO_DEBUG=1
+        if os.environ.get("ASMEVO_DEBUG") == "1":
+            raise
+        print(f"asmevo {args.command}: internal error: {type(e).__name__}: {e} (please report; "
+              "ASMEVO_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
+
+
+def _quiet_stdout() -> None:
+    """After a BrokenPipeError on stdout: point fd 1 at /dev/null so the interpreter's final
+    flush does not raise again (Python docs, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -395,6 +395,19 @@ def read_code_object(path: str | os.PathLike) -> CodeObject:
         raise _fail(path, f"corrupt ELF ({type(e).__name__}: {e}); expected well-formed section and "
                           "symbol tables", None) from None
 
+    # symbols in .text lie inside it: the disassembly splits .text at them
+    text_sec = next((s for s in sections if s.name == ".text"), None)
+    if text_sec is not None and symtab is not None:
+        t_end = text_sec.addr + text_sec.size
+        for i, s in enumerate(symbols):
+            if s.section != ".text" or s.type in ("STT_SECTION", "STT_FILE"):
+                continue
+            if not (text_sec.addr <= s.value < t_end or (s.value == t_end and s.type != "STT_FUNC")):
+                raise _fail(path, f"symbol {s.name!r} (entry {i} of {symtab.name}) has value "
+                                  f"{s.value:#x}, outside .text [{text_sec.addr:#x}, {t_end:#x}); "
+                                  "expected an address inside its section",
+                            symtab.header.sh_offset + i * symtab.header.sh_entsize)
+
     # metadata note
     metadata = None
     note_bytes = None

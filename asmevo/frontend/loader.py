@@ -86,7 +86,10 @@ def load(path: str | os.PathLike) -> Module:
         AsmevoError: the file does not exist, is a directory or is not UTF-8 text.
         CodeObjectError: a truncated/corrupt/foreign code object (also for a
             ``.co``/``.hsaco`` file that is not an ELF at all).
-        AsmSyntaxError: the assembly does not parse (file:line:col).
+        AsmSyntaxError: the assembly does not parse or does not type-check against the ISA
+            table (unknown mnemonic, operand class/width, register range; see
+            :mod:`asmevo.frontend.typecheck`), an unknown ``.amdhsa_kernel`` directive or an
+            undefined branch label (:func:`check_text_module`), all at file:line:col.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -98,9 +101,98 @@ def load(path: str | os.PathLike) -> Module:
         return disassemble(path)
     text = read_assembly_text(path)
     from .asm_parser import parse_asm
-    module = parse_asm(text, path)
+    module = parse_asm(text, path, check=True)
+    check_text_module(module, text)
     fill_text_abi(module)
     return module
+
+
+#: The ``.amdhsa_kernel`` block directives llvm-mc 19 accepts (AMDGPUAsmParser.cpp
+#: ParseDirectiveAMDHSAKernel); any other ``.amdhsa_*`` line inside the block is
+#: "unknown .amdhsa_kernel directive".
+AMDHSA_KERNEL_DIRECTIVES = frozenset("""
+.amdhsa_accum_offset .amdhsa_dx10_clamp .amdhsa_enable_private_segment
+.amdhsa_exception_fp_denorm_src .amdhsa_exception_fp_ieee_div_zero .amdhsa_exception_fp_ieee_inexact
+.amdhsa_exception_fp_ieee_invalid_op .amdhsa_exception_fp_ieee_overflow
+.amdhsa_exception_fp_ieee_underflow .amdhsa_exception_int_div_zero .amdhsa_float_denorm_mode_16_64
+.amdhsa_float_denorm_mode_32 .amdhsa_float_round_mode_16_64 .amdhsa_float_round_mode_32
+.amdhsa_forward_progress .amdhsa_fp16_overflow .amdhsa_group_segment_fixed_size .amdhsa_ieee_mode
+.amdhsa_kernarg_size .amdhsa_memory_ordered .amdhsa_next_free_sgpr .amdhsa_next_free_vgpr
+.amdhsa_private_segment_fixed_size .amdhsa_reserve_flat_scratch .amdhsa_reserve_vcc
+.amdhsa_reserve_xnack_mask .amdhsa_round_robin_scheduling .amdhsa_shared_vgpr_count
+.amdhsa_system_sgpr_private_segment_wavefront_offset .amdhsa_system_sgpr_workgroup_id_x
+.amdhsa_system_sgpr_workgroup_id_y .amdhsa_system_sgpr_workgroup_id_z
+.amdhsa_system_sgpr_workgroup_info .amdhsa_system_vgpr_workitem_id .amdhsa_tg_split
+.amdhsa_user_sgpr_count .amdhsa_user_sgpr_dispatch_id .amdhsa_user_sgpr_dispatch_ptr
+.amdhsa_user_sgpr_flat_scratch_init .amdhsa_user_sgpr_kernarg_preload_length
+.amdhsa_user_sgpr_kernarg_preload_offset .amdhsa_user_sgpr_kernarg_segment_ptr
+.amdhsa_user_sgpr_private_segment_buffer .amdhsa_user_sgpr_private_segment_size
+.amdhsa_user_sgpr_queue_ptr .amdhsa_uses_dynamic_stack .amdhsa_wavefront_size32
+.amdhsa_workgroup_processor_mode""".split())
+
+
+def _find_column(line_text: str, word: str) -> int | None:
+    """1-based column of ``word`` as a whole token in ``line_text`` (``None`` when absent)."""
+    import re
+    m = re.search(r"(?<![\w.$])" + re.escape(word) + r"(?![\w.$])", line_text)
+    return m.start() + 1 if m else None
+
+
+def check_text_module(module: Module, text: str) -> None:
+    """Checks llvm-mc makes on assembly text that the per-instruction type check does not:
+
+    * every ``.amdhsa_*`` line of an ``.amdhsa_kernel`` block is a directive llvm-mc 19
+      knows (:data:`AMDHSA_KERNEL_DIRECTIVES`; llvm-mc: "unknown .amdhsa_kernel directive");
+    * every label a branch (``s_branch``, ``s_cbranch_*``, ``s_call_b64``) names is defined
+      in the module (llvm-mc: "undefined label 'X'").
+
+    Raises:
+        AsmSyntaxError: located at ``file:line:column`` of the directive or label.
+    """
+    from ..errors import AsmSyntaxError
+    from ..ir.module import AmdhsaKernel, Directive, LabelDef
+    from ..ir.operands import Label
+    lines = text.split("\n")
+    src = module.source
+    for it in module.items:
+        if not isinstance(it, AmdhsaKernel):
+            continue
+        for key in it.fields:
+            if key in AMDHSA_KERNEL_DIRECTIVES:
+                continue
+            line = col = None
+            for n in range((it.line or 1), len(lines) + 1):
+                c = _find_column(lines[n - 1], key)
+                if c is not None:
+                    line, col = n, c
+                    break
+            raise AsmSyntaxError(f"unknown .amdhsa_kernel directive {key}; expected one of the "
+                                 f".amdhsa_* fields llvm-mc accepts (AMDGPUUsage 'AMDHSA Kernel "
+                                 f"Assembler Directives')", file=src, line=line or it.line,
+                                 column=col if line else None)
+    defined: set[str] = set()
+    for it in module.items:
+        if isinstance(it, LabelDef):
+            defined.add(it.name)
+        elif isinstance(it, Directive) and it.name in (".set", ".equ", ".equiv", ".globl",
+                                                        ".global", ".weak", ".extern"):
+            defined.add(it.args.split(",")[0].strip())
+    for k in module.kernels:
+        defined.add(k.name)
+        defined |= k.labels()
+    for k in module.kernels:
+        for inst in k.instructions():
+            op = inst.opcode
+            if not (op.startswith(("s_branch", "s_cbranch_")) or op == "s_call_b64"):
+                continue
+            for o in inst.operands:
+                if isinstance(o, Label) and o.name not in defined:
+                    col = None
+                    if inst.line is not None and 0 < inst.line <= len(lines):
+                        col = _find_column(lines[inst.line - 1], o.name)
+                    raise AsmSyntaxError(f"undefined label '{o.name}'; expected a label defined "
+                                         "in this file", file=src, line=inst.line,
+                                         column=col if inst.line is not None else None)
 
 
 def fill_text_abi(module: Module) -> None:
