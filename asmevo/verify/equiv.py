@@ -213,6 +213,13 @@ def _policy_difference(a_insts: list[Instruction], b_insts: list[Instruction]) -
     """Why the windows' cache maintenance or cache-policy bits (sc0/sc1/nt/glc/slc) differ,
     or None.  Neither the z3 terms nor the emulator model caches, so such windows are
     ``unknown`` (a dropped ``sc1`` or ``buffer_wbl2`` changes what other agents see)."""
+    import re
+    if [i.key() for i in a_insts] != [i.key() for i in b_insts] and any(
+            re.match(r"s_(setreg|getreg|denorm_mode|round_mode)", i.opcode)
+            for i in a_insts + b_insts):
+        # MODE/hardware registers (rounding, denormals, IEEE, DX10 clamp) change how every
+        # later float operation behaves; the z3 terms assume the kernel's entry modes
+        return "the windows read or write hardware registers (s_setreg/s_getreg, MODE), not modelled"
     pa, pb = _memory_policy(a_insts), _memory_policy(b_insts)
     if [x for x in pa if x[0] == "cache"] != [x for x in pb if x[0] == "cache"]:
         return "cache maintenance instructions differ (caches are not modelled)"
@@ -296,7 +303,8 @@ def _as_bv_eq(a, b):
 def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
                   live_out: Iterable[tuple] | None = None, timeout_ms: int = 10_000,
                   float_mode: str = "fp",
-                  memory_spaces: Iterable[str] | None = None) -> EquivResult:
+                  memory_spaces: Iterable[str] | None = None,
+                  concrete_tries: int = 48) -> EquivResult:
     """Decide whether two straight-line windows are equivalent.
 
     Args:
@@ -309,6 +317,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
             through them are reported as unknown).
         memory_spaces: compare only the memory writes to these spaces (``"global"``,
             ``"lds"``, ``"scratch"``); default: every write.
+        concrete_tries: concrete input vectors tried before the solver.
 
     Returns:
         :class:`EquivResult`; ``equivalent`` only on an ``unsat`` proof.
@@ -367,7 +376,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
     diffs = [(n, a, b) for n, a, b in pairs if not _same_term(a, b)]
     if not diffs:
         return EquivResult(EQUIVALENT, "identical terms", live_out=names)
-    found = _concrete_search(diffs, ra, rb, seed=len(diffs))
+    found = _concrete_search(diffs, ra, rb, seed=len(diffs), tries=concrete_tries)
     if found is not None:
         vals, differs = found
         return EquivResult(NOT_EQUIVALENT, "differs in " + ", ".join(differs) + " (concrete inputs)",
@@ -383,7 +392,8 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
             # which outputs compare bit for bit.  Re-prove over uninterpreted float
             # functions of the bit patterns, which keeps payloads exact.
             ru = check_windows(a_insts, b_insts, live_out=live_out, timeout_ms=timeout_ms,
-                               float_mode="uf", memory_spaces=memory_spaces)
+                               float_mode="uf", memory_spaces=memory_spaces,
+                               concrete_tries=concrete_tries)
             if ru.equivalent:
                 return EquivResult(EQUIVALENT, "proved (unsat; float operations matched "
                                    "operation for operation)", live_out=names)
@@ -753,7 +763,7 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                 # a shorter budget: running out only leaves the window unknown
                 r2 = check_windows(wa, wb, live_out=c_units, memory_spaces=c_spaces,
                                    timeout_ms=min(timeout_ms, CONFIRM_TIMEOUT_MS),
-                                   float_mode=float_mode)
+                                   float_mode=float_mode, concrete_tries=12)
             if r2 is not None and r2.status == NOT_EQUIVALENT:
                 ev.append(Evidence("z3", "counterexample",
                                    f"{n} block {where['block']}: window differs in "

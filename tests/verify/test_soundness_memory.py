@@ -25,6 +25,7 @@ def test_mode_register_access_is_unknown(extra):
     r = check_windows(_w(ADD), _w(extra + "\n" + ADD))
     assert r.status == "unknown", r.text()
     assert r.unknown_kind == "unsupported"
+    assert "hardware registers" in r.reason  # explicit, even if the backend models them later
 
 
 @pytest.mark.parametrize("a,b", [
