@@ -1214,8 +1214,16 @@ def _store_data(wv, src: Reg, lanes: np.ndarray, size: int, d16_hi=False) -> np.
 _DWS = {k: np.arange(k, dtype=np.uint32)[:, None] for k in (1, 2, 3, 4)}
 
 
+_ALL_LANES = {64: LANES}
+
+
 def _active(wv):
-    return LANES[wv.exec_mask] if not wv.exec_all else LANES
+    """Indices of the active lanes (all LANE_COUNT lanes when EXEC is full)."""
+    n = LANE_COUNT[0]
+    lanes = _ALL_LANES.get(n)
+    if lanes is None:
+        lanes = _ALL_LANES[n] = np.arange(n)
+    return lanes[wv.exec_mask] if not wv.exec_all else lanes
 
 
 def _load_words(wv, dst: Reg, words: np.ndarray, lanes: np.ndarray, all_lanes: bool) -> None:

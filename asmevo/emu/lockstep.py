@@ -106,7 +106,10 @@ def classify(inst) -> tuple | None:
                 reg.file in ("v", "a"):
             return ("ds" + spec.extra["op"][0], addr.index, reg.file, reg.index,
                     spec.extra["size"] // 4, int(inst.mod("offset", 0) or 0))
-    if kind in _VEC_KINDS:
+    if kind == "vmem" and spec.extra.get("seg") == "global" and spec.extra["size"] % 4 == 0 \
+            and not spec.extra.get("d16") and not spec.extra.get("lds"):
+        kind = "mem"        # global_load/store_dword*: one gather/scatter for all waves
+    elif kind in _VEC_KINDS:
         if inst.opcode.endswith(("_dpp", "_sdwa")) or any(inst.has_mod(m) for m in _DPP_MODS):
             return None
         if "lm" in spec.dst or "lm" in spec.src or spec.imp_in or spec.imp_out:
@@ -124,7 +127,7 @@ def classify(inst) -> tuple | None:
         return None
     try:
         uses = list(use_operands(inst))
-        if kind not in _VEC_KINDS:      # a VALU's implicit EXEC use is per lane here
+        if kind not in _VEC_KINDS + ("mem",):   # a VALU's implicit EXEC use is per lane here
             uses += list(implicit_uses(inst))
         defs = list(def_operands(inst)) + list(implicit_defs(inst))
     except Exception:   # noqa: BLE001  (an instruction the ISA table does not describe)
@@ -137,7 +140,7 @@ def classify(inst) -> tuple | None:
         ridx += [EXEC, EXEC + 1]
     elif spec.name in ("s_cbranch_vccz", "s_cbranch_vccnz"):
         ridx += [SPECIAL_SGPR["vcc"], SPECIAL_SGPR["vcc"] + 1]
-    if kind in _VEC_KINDS and widx:
+    if kind in _VEC_KINDS + ("mem",) and widx:
         return None
     writes_scc = "scc" in spec.imp_out or any(u == ("scc",) for u in implicit_defs(inst))
     w = sorted(set(widx))
@@ -145,7 +148,7 @@ def classify(inst) -> tuple | None:
         wsl = slice(w[0], w[-1] + 1)       # contiguous: a slice copies faster
     else:
         wsl = np.array(w, np.intp) if w else None
-    return (kind if kind == "barrier" else ("vec" if kind in _VEC_KINDS else "uni"),
+    return (kind if kind in ("barrier", "mem") else ("vec" if kind in _VEC_KINDS else "uni"),
             frozenset(ridx), _reads_scc(inst, spec), wsl, frozenset(w), writes_scc,
             EXEC in w or EXEC + 1 in w)
 
@@ -311,7 +314,7 @@ def run_lockstep(prog, waves, limit: int, fallback) -> None:
                 if m is not None:
                     kind, ridx, rscc, wsl, wset, wscc, wexec = m
                     if (not nu or ridx.isdisjoint(nu)) and (scc_u or not rscc):
-                        if kind == "vec":
+                        if kind == "vec" or kind == "mem":
                             view.s = S[0]
                             if all(wv.exec_all for wv in waves):
                                 view.exec_all = True
@@ -325,32 +328,37 @@ def run_lockstep(prog, waves, limit: int, fallback) -> None:
                             lane_count[0] = W * 64
                             try:
                                 pc = code[pc](view)
+                                continue
+                            except MemoryFault:
+                                if kind != "mem":
+                                    raise
+                                # nothing was written: run it wave by wave for the exact error
                             finally:
                                 lane_count[0] = 64
-                            continue
-                        if kind == "barrier":
+                        elif kind == "barrier":
                             pc += 1         # every wave is here: the barrier completes
                             continue
-                        npc = code[pc](w0)
-                        if wsl is not None:
-                            S[1:, wsl] = S[0, wsl]
-                            if nu:
-                                nu = nu - wset
-                        if wscc:
-                            s0 = w0.scc
-                            for wv in rest:
-                                wv.scc = s0
-                            scc_u = True
-                        if wexec:
-                            for wv in rest:
-                                wv.exec_mask, wv.exec_all, wv.exec_any = \
-                                    w0.exec_mask, w0.exec_all, w0.exec_any
-                        if npc == ENDPGM:
-                            for wv in waves:
-                                wv.done = True
-                            return
-                        pc = npc
-                        continue
+                        else:
+                            npc = code[pc](w0)
+                            if wsl is not None:
+                                S[1:, wsl] = S[0, wsl]
+                                if nu:
+                                    nu = nu - wset
+                            if wscc:
+                                s0 = w0.scc
+                                for wv in rest:
+                                    wv.scc = s0
+                                scc_u = True
+                            if wexec:
+                                for wv in rest:
+                                    wv.exec_mask, wv.exec_all, wv.exec_any = \
+                                        w0.exec_mask, w0.exec_all, w0.exec_any
+                            if npc == ENDPGM:
+                                for wv in waves:
+                                    wv.done = True
+                                return
+                            pc = npc
+                            continue
                 # wave by wave
                 cur = pc
                 npcs = []

@@ -10,6 +10,7 @@ import pytest
 from asmevo.emu import harness as H
 from asmevo.emu import launch as L
 from asmevo.emu import run_kernel
+from asmevo.emu.memory import EmuError
 from asmevo.frontend.loader import load
 from tests.conftest import CORPUS
 
@@ -114,3 +115,49 @@ def test_corpus_lockstep_bit_identical(corpus_dir, manifest, name):
     assert set(r1.outputs) == set(r2.outputs)
     for k in r1.outputs:
         assert r1.outputs[k].tobytes() == r2.outputs[k].tobytes(), k
+
+
+def test_lockstep_global_fault_names_the_wave_lane(snippet):
+    """A batched global load that faults is re-run wave by wave: the error names the
+    faulting lane of its own wave (lane 5), as without lockstep."""
+    msgs = []
+    for lockstep in (True, False):
+        s = snippet(["global_load_dword v1, v[2:3], off", "global_store_dword v[2:3], v1, off"],
+                    nwaves=4)
+        base = s.mem.map("buf", np.arange(256, dtype=np.uint32))
+        for w, wv in enumerate(s.waves):
+            a = base + 4 * (LANES + 64 * w)
+            if w == 2:
+                a[5] = 0x10            # unmapped
+            wv.v[2] = a & 0xFFFFFFFF
+            wv.v[3] = a >> 32
+        old = L.LOCKSTEP
+        L.LOCKSTEP = lockstep
+        try:
+            with pytest.raises(EmuError) as e:
+                s.run()
+        finally:
+            L.LOCKSTEP = old
+        msgs.append(str(e.value))
+        # waves 0 and 1 loaded before wave 2 faulted
+        assert np.array_equal(s.waves[1].v[1], LANES + 64)
+    assert "lane 5" in msgs[0] and msgs[0] == msgs[1]
+
+
+def test_lockstep_global_load_store_batched(snippet):
+    s = snippet(["global_load_dwordx2 v[4:5], v[2:3], off offset:8",
+                 "v_add_u32_e32 v4, v4, v5",
+                 "global_store_dword v[2:3], v4, off"], nwaves=4)
+    data = np.arange(64 * 4 + 4, dtype=np.uint32)
+    base = s.mem.map("buf", data)
+    for w, wv in enumerate(s.waves):
+        a = base + 4 * (LANES + 64 * w)
+        wv.v[2] = a & 0xFFFFFFFF
+        wv.v[3] = a >> 32
+    s.waves[3].set_exec(LANES % 3 == 0)
+    s.run()
+    out = s.mem.region("buf").data.view(np.uint32)
+    i = np.arange(256)
+    active = (i < 192) | ((i - 192) % 3 == 0)
+    assert np.array_equal(out[:256][active], (2 * i + 5)[active])
+    assert np.array_equal(out[:256][~active], i[~active])
