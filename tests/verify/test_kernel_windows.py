@@ -120,3 +120,28 @@ def test_default_pipeline_output_is_not_rejected(corpus_dir, name):
     if v.outcome == "unknown":
         # never an unknown that hides a difference testing found
         assert v.layers.get("diff") in (None, "pass", "unknown"), v.text()
+
+
+def test_label_of_the_original_not_in_the_candidate_never_matches(o0):
+    # the candidate renames the block but a branch still names the original's label: that
+    # name means something else in the candidate, so the branch must not compare equal
+    ko = parse(o0, "o.s").kernel("vadd_f32")
+    cand = parse(o0.replace(".LBB0_2:", ".Lmoved_1c64:")).kernel("vadd_f32")
+    wins, why = changed_windows(ko, cand)
+    assert why is None and len(wins) == 1
+    assert ko.blocks[wins[0][0]].instructions[wins[0][1]].opcode == "s_cbranch_execz"
+
+
+@pytest.mark.slow
+def test_default_pipeline_output_is_never_rejected_on_the_clang_corpus(corpus_dir):
+    """Every clang corpus kernel (manifest entries), as ``asmevo-opt --passes=default
+    --verify=all`` runs it (about 3 minutes)."""
+    import json
+    names = [e["name"] for e in json.loads((corpus_dir / "manifest.json").read_text())]
+    bad = {}
+    for name in names:
+        v = _pipeline_verdict(corpus_dir, name, trials=8)
+        print(f"{name}: {v.status.value}")
+        if v.outcome == "rejected":
+            bad[name] = v.text()
+    assert not bad, bad
