@@ -15,6 +15,8 @@ Design (one module per concept):
 * :mod:`.memory` -- 64-bit global address space of named buffers (256-byte
   aligned, guard gaps, every access bounds-checked), LDS per workgroup, scratch
   per lane;
+* :mod:`.lockstep` -- several waves at the same instruction run as one (W*64 lanes
+  for lane-independent VALU, LDS and global memory; once for uniform SALU/branches);
 * :mod:`.executor` -- each instruction compiled once per kernel into a closure;
   per-lane semantics come from the registry in :mod:`asmevo.semantics` (numpy
   backend for vector instructions, Python-int backend for scalar ones); memory,

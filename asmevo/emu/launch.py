@@ -15,8 +15,12 @@
 * v0 = work-item ids packed 10 bits each (x | y << 10 | z << 20), as on
   gfx90a/gfx942; EXEC = the lanes that hold work items.
 
-Workgroups run one after another; the waves of a workgroup run round-robin
-between ``s_barrier`` s.  Everything is deterministic.
+Workgroups run in sets of up to ``LOCKSTEP_WAVES`` waves (consecutive workgroups):
+while the waves of a set are at the same instruction they run in lockstep
+(:mod:`asmevo.emu.lockstep`), otherwise round-robin between ``s_barrier`` s.
+With ``LOCKSTEP = False`` workgroups run one after another, their waves
+round-robin.  Both give the same results for kernels whose workgroups do not
+communicate; everything is deterministic.
 """
 
 from __future__ import annotations
