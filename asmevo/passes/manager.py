@@ -360,6 +360,9 @@ class PassManager:
         dt = time.perf_counter() - t0
         if isinstance(res, dict):
             res = PassResult(stats=Counter(res))
+        elif res is not None and not isinstance(res, PassResult):
+            raise PassFailedError(f"pass {name!r} returned {type(res).__name__}; expected a "
+                                  "PassResult, a dict of counters or None (docs/passes.md)")
         res = res or PassResult()
         stats = Counter()
         changed = False

@@ -17,6 +17,12 @@ Syntax (LLVM ``PassBuilder::parsePipelineText``, ``llvm/docs/NewPassManager.rst`
 * Parameter names use ``-`` where the option field uses ``_``
   (``max-stall=4`` sets ``max_stall``).  Values run to the next ``;`` or ``>``;
   quote a value with ``"`` to include those characters.
+* Integer options are bounded by their field metadata ``{"min": .., "max": ..}``;
+  without ``"min"`` an integer option must be >= 0 (every built-in integer option is a
+  count or a limit).  ``repeat<N>`` takes 0 <= N <= :data:`MAX_REPEAT`, and so does the
+  product of nested repeat counts.
+* A kernel pass inside ``module(...)`` is wrapped in ``kernel(...)`` (as LLVM's
+  ``parseModulePass`` adapts a function pass with ``createModuleToFunctionPassAdaptor``).
 
 Every error is a :class:`PipelineError` naming the column (1-based) and, for
 an unknown pass or parameter, listing the valid names.
@@ -94,6 +100,10 @@ Node = typing.Union[PassNode, ScopeNode]
 def pipeline_text(nodes: list[Node]) -> str:
     """Print a parsed pipeline back in a form :func:`parse_pipeline` accepts."""
     return ",".join(n.text() for n in nodes)
+
+
+#: Largest ``repeat<N>`` count; a bigger N is a PipelineError rather than a run without end.
+MAX_REPEAT = 1000
 
 
 # -- the parser --------------------------------------------------------------
@@ -233,7 +243,7 @@ def _wrap_top(nodes: list[Node]) -> list[Node]:
     return out
 
 
-def _build(p: _Parser, raw: list, in_kernel: bool) -> list[Node]:
+def _build(p: _Parser, raw: list, in_kernel: bool, repeats: int = 1) -> list[Node]:
     out: list[Node] = []
     for name, params, children, start in raw:
         if name in ("module", "kernel"):
@@ -243,14 +253,20 @@ def _build(p: _Parser, raw: list, in_kernel: bool) -> list[Node]:
                 raise p.error(f"expected '(' after {name!r}", start + len(name))
             if name == "module" and in_kernel:
                 raise p.error("module(...) cannot be nested inside kernel(...)", start)
-            kids = _build(p, children, in_kernel or name == "kernel")
+            kids = _build(p, children, in_kernel or name == "kernel", repeats)
             out.append(ScopeNode(name, _wrap_top(kids) if name == "module" else kids))
         elif name == "repeat":
             if children is None:
                 raise p.error("expected '(' after repeat<N>", start + len(name))
             if len(params) != 1 or params[0][1] is not None or not params[0][0].isdigit():
                 raise p.error("repeat needs a count: repeat<N>(...)", start)
-            kids = _build(p, children, in_kernel)
+            if int(params[0][0]) > MAX_REPEAT:
+                raise p.error(f"repeat<{params[0][0]}>: the count is limited to {MAX_REPEAT}; "
+                              "expected repeat<N> with 0 <= N <= " f"{MAX_REPEAT}", params[0][2])
+            if repeats * int(params[0][0]) > MAX_REPEAT:
+                raise p.error(f"nested repeat<...> counts multiply to {repeats * int(params[0][0])}; "
+                              f"the product is limited to {MAX_REPEAT}", params[0][2])
+            kids = _build(p, children, in_kernel, repeats * max(1, int(params[0][0])))
             if not in_kernel and not all(k.scope == "kernel" for k in kids):
                 kids = _wrap_top(kids)
             out.append(ScopeNode("repeat", kids, int(params[0][0])))
@@ -301,6 +317,13 @@ def _configure(p: _Parser, cls: type, name: str, params: list) -> Pass:
         if fname in kwargs:
             raise p.error(f"parameter {key!r} of pass {name!r} given twice", col)
         kwargs[fname] = _convert(p, name, key, _field_type(cls, f), value, negate, col)
+        v = kwargs[fname]
+        if isinstance(v, int) and not isinstance(v, bool):
+            meta = f.metadata or {}
+            lo, hi = meta.get("min", 0), meta.get("max")
+            if (lo is not None and v < lo) or (hi is not None and v > hi):
+                rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+                raise p.error(f"parameter {key!r} of pass {name!r} must be {rng}, got {v}", col)
     for f in fields.values():
         if f.name not in kwargs and f.default is dataclasses.MISSING \
                 and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
