@@ -108,7 +108,10 @@ def _print_passes(out) -> None:
     out.write(f"default = {registry.DEFAULT_PIPELINE}\n")
 
 
-def _write(module, out_path: str, in_path: str, verbose: bool = False) -> None:
+def _write(module, out_path: str, in_path: str, verbose: bool = False,
+           shown: str | None = None) -> None:
+    """Write ``module`` to ``out_path`` (``.co``/``.hsaco``: code object; else assembly);
+    ``shown`` is the path named in messages (the final name when writing a temporary file)."""
     from ..fileio import write_output
     from ..ir import print_module
     if out_path.endswith(_CODE_OBJECT_SUFFIXES):
@@ -119,7 +122,7 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False) -> None:
                               "not available yet; use -o FILE.s", file=out_path) from None
         how = write_code_object(module, out_path, inputs=(in_path,))
         if verbose:
-            sys.stderr.write(f"{PROG}: {out_path}: code object "
+            sys.stderr.write(f"{PROG}: {shown or out_path}: code object "
                              f"{'patched in place' if how == 'patched' else 'rebuilt'}\n")
         return
     text = print_module(module)
@@ -132,7 +135,9 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False) -> None:
 def _verify(args, original, module) -> int:
     """``--verify``: 0 when accepted; 3 when unknown (the verdict is printed on stderr as
     unproved; the caller still writes the output); else (rejected) prints the verdict,
-    returns 1 and nothing is written."""
+    returns 1 and nothing is written.  ``original`` and ``module`` are modules or paths:
+    when an output file is written, the caller passes the input path and the path of the
+    temporary file already written, so the bytes that will be kept are what is verified."""
     from ..passes import checks
     verdict = checks.verify_result(original, module, args.verify, args.harness, args.kernel,
                                    args.entry)
@@ -194,11 +199,29 @@ def run(args: argparse.Namespace) -> int:
         if args.time_passes:
             sys.stderr.write(inst.time_report())
     rc = 0
+    out = args.output or "-"
+    if args.verify and out != "-":
+        # Verify the bytes that will be kept: write a temporary file beside the output,
+        # verify the input against it, then rename it (or delete it when rejected).
+        import tempfile
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)),
+                                   prefix=".asmevo-opt-", suffix=os.path.splitext(out)[1] or ".s")
+        os.close(fd)
+        try:
+            _write(module, tmp, args.input, verbose=args.stats, shown=out)
+            rc = _verify(args, args.input, tmp)
+            if rc and rc != 3:
+                return rc
+            os.replace(tmp, out)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return rc
     if args.verify:
         rc = _verify(args, original, module)
         if rc and rc != 3:
             return rc
-    _write(module, args.output or "-", args.input, verbose=args.stats)
+    _write(module, out, args.input, verbose=args.stats)
     return rc
 
 

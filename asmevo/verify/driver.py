@@ -165,6 +165,15 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
 
     abi = compare_abi(orig, cand)
     st = check_static(orig, cand, kernels=kernels, memory_order=memory_order)
+    # Code the layers below do not check must not pass silently: a changed function that is
+    # not a kernel with a descriptor (e.g. text assembled without .amdhsa_kernel) is unknown.
+    kernel_names = {k.name for k in cand.kernels if k.is_kernel}
+    unchecked = [n for n in changed_kernels(orig, cand, kernels) if n not in kernel_names]
+    if unchecked and st.outcome == "accepted":
+        st = Verdict(Status.UNKNOWN_UNSUPPORTED,
+                     f"changed code in {', '.join(unchecked)}, which is not a kernel with a kernel "
+                     "descriptor; asmevo verifies kernels only",
+                     [Evidence("static", "unchecked-function", ", ".join(unchecked))])
     status["abi"] = _layer_state(abi)
     status["static"] = _layer_state(st)
     for v in (st, abi):

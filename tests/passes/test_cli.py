@@ -183,8 +183,11 @@ DROP_WAITS = (
     "            b.instructions = [i for i in b.instructions if i.opcode != 's_waitcnt']\n")
 
 WAITING = """\
+\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+\t.amdhsa_code_object_version 5
 \t.text
 \t.globl\tk
+\t.p2align\t8
 \t.type\tk,@function
 k:
 \tglobal_load_dword v1, v[4:5], off
@@ -192,6 +195,13 @@ k:
 \tv_add_f32_e32 v1, v1, v1
 \tglobal_store_dword v[4:5], v1, off
 \ts_endpgm
+\t.rodata
+\t.p2align\t6
+\t.amdhsa_kernel k
+\t\t.amdhsa_next_free_vgpr 8
+\t\t.amdhsa_next_free_sgpr 8
+\t\t.amdhsa_accum_offset 8
+\t.end_amdhsa_kernel
 """
 
 
