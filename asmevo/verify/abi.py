@@ -352,9 +352,24 @@ def compare_abi(orig: Module, cand: Module) -> Verdict:
                                         "original": ma.get(key), "candidate": mb.get(key)}))
     ev += check_entry_points(cand)
     ev += compare_data(orig, cand)
+    ev += compare_layout(orig, cand)
     if ev:
         return Verdict(Status.REJECTED_ABI, ev[0].message, ev)
     if unknown:
         return Verdict(Status.UNKNOWN_UNSUPPORTED, unknown[0],
                        [Evidence("abi", "incomparable", u) for u in unknown])
     return Verdict(Status.ACCEPTED, "ABI preserved")
+
+
+def compare_layout(orig: Module, cand: Module) -> list[Evidence]:
+    """ELF layout problems of the candidate's code object that the original does not have
+    (sections vs PT_LOAD segments, ``.symtab`` vs ``.dynsym``: :mod:`asmevo.verify.elflayout`).
+    Text modules (no code object) have no layout to check."""
+    from .elflayout import layout_problems
+    co_c = getattr(cand, "code_object", None)
+    if co_c is None or not getattr(co_c, "data", None):
+        return []
+    co_o = getattr(orig, "code_object", None)
+    known = set(layout_problems(co_o.data)) if co_o is not None and getattr(co_o, "data", None) else set()
+    return [Evidence("abi", "elf-layout", f"code object layout: {p}", {"problem": p})
+            for p in layout_problems(co_c.data) if p not in known]

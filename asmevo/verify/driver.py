@@ -169,6 +169,13 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
     # not a kernel with a descriptor (e.g. text assembled without .amdhsa_kernel) is unknown.
     kernel_names = {k.name for k in cand.kernels if k.is_kernel}
     unchecked = [n for n in changed_kernels(orig, cand, kernels) if n not in kernel_names]
+    dead = _unreachable_changes(orig, cand, kernels)
+    if dead and st.outcome == "accepted":
+        st = Verdict(Status.UNKNOWN_UNSUPPORTED,
+                     f"code or data that no path from the kernel entry reaches changed in "
+                     f"{', '.join(dead)}; the proofs and the emulator do not see it (it may be "
+                     "read as data, e.g. through s_getpc_b64)",
+                     [Evidence("static", "unreachable-change", ", ".join(dead))])
     if unchecked and st.outcome == "accepted":
         st = Verdict(Status.UNKNOWN_UNSUPPORTED,
                      f"changed code in {', '.join(unchecked)}, which is not a kernel with a kernel "
@@ -233,6 +240,30 @@ def _unproved(z3v: Verdict, dv: Verdict | None) -> Verdict:
     return Verdict(Status.UNKNOWN_UNPROVED,
                    f"not proved: {n} window(s) undecided by z3 ({why}; first: {z3v.message})"
                    + tested, ev)
+
+
+def _unreachable_changes(orig: Module, cand: Module, kernels: list[str] | None) -> list[str]:
+    """Names of functions whose unreachable instructions (blocks no path from the entry
+    reaches: padding, data words after ``s_endpgm``) differ between the modules, compared
+    by text and by original encoding bytes."""
+    from ..analysis.cfg import CFG
+    ko = {k.name: k for k in orig.kernels}
+    out = []
+    for name in changed_kernels(orig, cand, kernels):
+        kc, ok = next((k for k in cand.kernels if k.name == name), None), ko.get(name)
+        if kc is None or ok is None:
+            continue
+        dead = []
+        for k in (ok, kc):
+            try:
+                cfg = CFG(k)
+                dead.append([(i.key(), i.encoding) for b in cfg.unreachable
+                             for i in k.blocks[b].instructions])
+            except Exception:  # noqa: BLE001 - no CFG: cannot tell what is reachable
+                dead.append(None)
+        if dead[0] is None or dead[1] is None or dead[0] != dead[1]:
+            out.append(name)
+    return out
 
 
 def changed_kernels(orig: Module, cand: Module, kernels: list[str] | None = None) -> list[str]:
