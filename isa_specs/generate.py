@@ -9,7 +9,7 @@ Sources
 1. **Mnemonics, opcodes, sizes, operand order/width/class** come from a sweep of
    the LLVM 19 disassembler (``llvm-mc -triple=amdgcn-amd-amdhsa -mcpu=gfx942
    --disassemble -show-encoding``), per encoding format, as described in
-   ``/work/shared/research/ISA_NOTES.md`` section 3.  For each format the
+   ``../shared/research/ISA_NOTES.md`` section 3.  For each format the
    opcode field is stepped through its whole range with fixed operand fields
    (distinct register numbers per field, so each printed operand can be traced
    back to its field); the sweep is repeated with other operand kinds (SGPR,

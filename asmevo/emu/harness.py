@@ -6,7 +6,7 @@ list of entries, one picked with ``entry``).  Keys used: ``name``, ``kernel``,
 ``dtype``, ``count``/``init`` for buffers, ``value`` for scalars, ``role``
 in|out|inout), ``reference`` (``file.py:function`` relative to the harness
 file), ``rtol``/``atol``; optional ``dynamic_lds`` (bytes; default: the rest of the
-64 KiB LDS).  See /work/shared/corpus/README.md.
+64 KiB LDS).  See ../shared/corpus/README.md.
 
 Inputs are drawn with ``np.random.default_rng(seed)``, buffers in argument
 order, exactly as the corpus ``check_manifest.py`` does for seed 0.

@@ -1,4 +1,4 @@
-"""Cases from /work/shared/research/PITFALLS.md (parser/encoder rows), llvm-mc as oracle."""
+"""Cases from ../shared/research/PITFALLS.md (parser/encoder rows), llvm-mc as oracle."""
 
 from __future__ import annotations
 

@@ -515,7 +515,7 @@ def test_encoded_size_matches_every_corpus_instruction(corpus_dir):
 
 
 def test_pitfalls_from_shared_research():
-    """Cases from /work/shared/research/PITFALLS.md that concern the table."""
+    """Cases from ../shared/research/PITFALLS.md that concern the table."""
     # BR-01: acc/acc_cd pick the register file per operand; roles follow the operands
     i = _parse("v_mfma_f32_16x16x16_f16 v[10:13], a[2:3], v[4:5], v[6:9]")
     assert _regs(isa.def_operands(i)) == ["v[10:13]"]
