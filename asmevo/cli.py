@@ -46,20 +46,33 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
+    return run_guarded(lambda: int(mods[args.command].run(args) or 0), f"asmevo {args.command}")
+
+
+def run_guarded(fn, prog: str) -> int:
+    """Run a tool's body ``fn() -> int`` with the error policy every asmevo command shares.
+
+    * :class:`~asmevo.errors.AsmevoError` (bad input): ``PROG: <message with location>`` on
+      stderr, its ``exit_status`` (2);
+    * ``BrokenPipeError`` (stdout closed, e.g. ``| head``): quiet, exit 0;
+    * ``KeyboardInterrupt``: exit 130;
+    * any other exception is a bug: ``PROG: internal error: TYPE: msg`` and exit 1, the
+      traceback only when ``ASMEVO_DEBUG=1``.
+    """
     try:
-        return int(mods[args.command].run(args) or 0)
+        return fn()
     except AsmevoError as e:
-        print(f"asmevo {args.command}: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # e.g. `asmevo dis K.co | head`: stop quietly
+    except BrokenPipeError:
         _quiet_stdout()
         return 0
     except Exception as e:  # a bug, not bad input: no traceback unless ASMEVO_DEBUG=1
         if os.environ.get("ASMEVO_DEBUG") == "1":
             raise
-        print(f"asmevo {args.command}: internal error: {type(e).__name__}: {e} (please report; "
+        print(f"{prog}: internal error: {type(e).__name__}: {e} (please report; "
               "ASMEVO_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
 
@@ -72,7 +85,6 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -235,33 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse usage errors exit 2 already
         return int(e.code or 0)
-    try:
-        return run(args)
-    except AsmevoError as e:
-        sys.stderr.write(f"{PROG}: {e}\n")
-        return e.exit_status
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # e.g. `asmevo-opt --print-passes | head`
-        _quiet_stdout()
-        return 0
-    except Exception as e:  # never a traceback; ASMEVO_DEBUG=1 shows it
-        if os.environ.get("ASMEVO_DEBUG") == "1":
-            raise
-        sys.stderr.write(f"{PROG}: internal error: {type(e).__name__}: {e} (please report; "
-                         f"ASMEVO_DEBUG=1 shows the traceback)\n")
-        return 1
-
-
-def _quiet_stdout() -> None:
-    """After a BrokenPipeError on stdout: point fd 1 at /dev/null so the interpreter's final
-    flush does not raise again (Python docs, "Note on SIGPIPE")."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
+    from ..cli import run_guarded
+    return run_guarded(lambda: run(args), PROG)
 
 if __name__ == "__main__":
     sys.exit(main())
