@@ -39,11 +39,11 @@ def _count(path) -> int:
     return sum(k.num_instructions() for k in load(str(path)).kernels)
 
 
-def _emulate_matches_reference(corpus_dir, entry, code_object):
+def _emulate_matches_reference(corpus_dir, entry, code_object, manifest_name="manifest.json"):
     from asmevo.emu import harness as H
     from asmevo.emu import run_kernel
-    manifest = json.loads((corpus_dir / "manifest.json").read_text())
-    h = H.load_harness(str(corpus_dir / "manifest.json"), entry)
+    manifest = json.loads((corpus_dir / manifest_name).read_text())
+    h = H.load_harness(str(corpus_dir / manifest_name), entry)
     inputs = H.make_inputs(h, 0)
     res = run_kernel(load(str(code_object)), h["kernel"], H.make_launch(h, inputs))
     return H.compare(h, res.outputs, H.reference(h, inputs)), manifest
@@ -65,7 +65,14 @@ def test_default_pipeline_on_O0_O1_variants(corpus_dir, tmp_path, capsys, name):
 
 @pytest.mark.parametrize("name", SAMPLE_O3)
 def test_default_pipeline_on_O3_samples(corpus_dir, tmp_path, capsys, name):
-    _optimise(corpus_dir, name, tmp_path, capsys)
+    _, out, _ = _optimise(corpus_dir, name, tmp_path, capsys)
+    if "/" in name:  # triton/tr_softmax.hsaco -> entry tr_softmax of triton/manifest.json
+        folder, file = name.split("/")
+        errs, _ = _emulate_matches_reference(corpus_dir, file.split(".")[0], out,
+                                             f"{folder}/manifest.json")
+    else:
+        errs, _ = _emulate_matches_reference(corpus_dir, name, out)
+    assert errs == []
 
 
 def test_average_reduction_on_variants_is_reported(corpus_dir, tmp_path, capsys):
