@@ -260,7 +260,8 @@ def _initial(u: tuple, float_mode: str = "fp"):
 
 # --------------------------------------------------------------------------------------------
 
-def _has_uf(terms: Iterable[Any]) -> bool:
+def _any_subterm(terms: Iterable[Any], pred) -> bool:
+    """Whether ``pred(app)`` holds for any application node in the DAG of ``terms``."""
     seen: set = set()
     stack = [t for t in terms if isinstance(t, z3.ExprRef)]
     while stack:
@@ -269,27 +270,21 @@ def _has_uf(terms: Iterable[Any]) -> bool:
             continue
         seen.add(t.get_id())
         if z3.is_app(t):
-            d = t.decl()
-            if d.kind() == z3.Z3_OP_UNINTERPRETED and d.arity() > 0:
+            if pred(t):
                 return True
             stack.extend(t.children())
     return False
+
+
+def _has_uf(terms: Iterable[Any]) -> bool:
+    """Whether any term applies an uninterpreted function (float ops in ``uf`` mode)."""
+    return _any_subterm(terms, lambda t: t.decl().kind() == z3.Z3_OP_UNINTERPRETED
+                        and t.decl().arity() > 0)
 
 
 def _has_fp_to_bv(terms: Iterable[Any]) -> bool:
     """Whether any term converts an FP value back to bits (``fp.to_ieee_bv``)."""
-    seen: set = set()
-    stack = [t for t in terms if isinstance(t, z3.ExprRef)]
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_app(t):
-            if t.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV:
-                return True
-            stack.extend(t.children())
-    return False
+    return _any_subterm(terms, lambda t: t.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV)
 
 
 def _as_bv_eq(a, b):
