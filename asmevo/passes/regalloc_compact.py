@@ -193,28 +193,41 @@ class RegallocCompact(Pass):
 
     @staticmethod
     def _lower_counts(kernel: Kernel, module, new: dict, min_s: int) -> None:
-        arch = max((new["v"] + 3) // 4 * 4, 4)
-        total_v = arch + new["a"] if new["a"] else new["v"]
-        sgprs = max(new["s"], min_s)
-        kd = kernel.descriptor
-        if kd is not None:
-            kd.set_register_counts(num_vgprs=max(total_v, 1), num_sgprs=sgprs + EXTRA_SGPRS,
-                                   accum_offset_vgprs=min(arch, 256))
-        md = kernel.metadata
-        if isinstance(md, dict):
-            for key, val in ((".vgpr_count", new["v"]), (".agpr_count", new["a"]),
-                             (".sgpr_count", sgprs + EXTRA_SGPRS)):
-                if isinstance(md.get(key), int):
-                    md[key] = val
-        blk = module.amdhsa_kernel(kernel.name) if module is not None else None
-        if blk is not None:
-            f = blk.fields
-            for key, val in ((".amdhsa_next_free_vgpr", max(total_v, 1)),
-                             (".amdhsa_accum_offset", min(arch, 256)),
-                             (".amdhsa_next_free_sgpr", max(sgprs, 1))):
-                if key in f:
-                    try:
-                        int(f[key], 0)
-                    except ValueError:
-                        continue  # an expression: leave it
-                    f[key] = str(val)
+        set_register_counts(kernel, module, new, min_s)
+
+
+def set_register_counts(kernel: Kernel, module, new: dict, min_s: int = 0) -> None:
+    """Set ``kernel``'s register counts to the tops ``new`` (``{"v": n, "a": n, "s": n}``:
+    highest used index + 1 per file) wherever they are recorded: the kernel descriptor
+    (granulated by :meth:`KernelDescriptor.set_register_counts`), the metadata
+    ``.vgpr_count``/``.agpr_count``/``.sgpr_count`` and the ``.amdhsa_next_free_vgpr``/
+    ``.amdhsa_accum_offset``/``.amdhsa_next_free_sgpr`` fields (expressions are left
+    alone).  Arch VGPRs are rounded up to the accum_offset granule of 4 when AGPRs are
+    used (AMDGPUUsage "AMDGPU_KERNEL_CODE_T / kernel descriptor", gfx90a+ unified VGPR
+    file).  Used to lower counts (regalloc-compact) and to raise them (passes that
+    allocate fresh registers).  ``min_s``: SGPRs the hardware initialises."""
+    arch = max((new["v"] + 3) // 4 * 4, 4)
+    total_v = arch + new["a"] if new["a"] else new["v"]
+    sgprs = max(new["s"], min_s)
+    kd = kernel.descriptor
+    if kd is not None:
+        kd.set_register_counts(num_vgprs=max(total_v, 1), num_sgprs=sgprs + EXTRA_SGPRS,
+                               accum_offset_vgprs=min(arch, 256))
+    md = kernel.metadata
+    if isinstance(md, dict):
+        for key, val in ((".vgpr_count", new["v"]), (".agpr_count", new["a"]),
+                         (".sgpr_count", sgprs + EXTRA_SGPRS)):
+            if isinstance(md.get(key), int):
+                md[key] = val
+    blk = module.amdhsa_kernel(kernel.name) if module is not None else None
+    if blk is not None:
+        f = blk.fields
+        for key, val in ((".amdhsa_next_free_vgpr", max(total_v, 1)),
+                         (".amdhsa_accum_offset", min(arch, 256)),
+                         (".amdhsa_next_free_sgpr", max(sgprs, 1))):
+            if key in f:
+                try:
+                    int(f[key], 0)
+                except ValueError:
+                    continue  # an expression: leave it
+                f[key] = str(val)
