@@ -206,25 +206,31 @@ def set_register_counts(kernel: Kernel, module, new: dict, min_s: int = 0) -> No
     used (AMDGPUUsage "AMDGPU_KERNEL_CODE_T / kernel descriptor", gfx90a+ unified VGPR
     file).  Used to lower counts (regalloc-compact) and to raise them (passes that
     allocate fresh registers).  ``min_s``: SGPRs the hardware initialises."""
-    arch = max((new["v"] + 3) // 4 * 4, 4)
-    total_v = arch + new["a"] if new["a"] else new["v"]
-    sgprs = max(new["s"], min_s)
+    vg = "v" in new
+    arch = max((new["v"] + 3) // 4 * 4, 4) if vg else 0
+    total_v = (arch + new["a"] if new.get("a") else new["v"]) if vg else 0
+    sgprs = max(new["s"], min_s) if "s" in new else None
     kd = kernel.descriptor
     if kd is not None:
-        kd.set_register_counts(num_vgprs=max(total_v, 1), num_sgprs=sgprs + EXTRA_SGPRS,
-                               accum_offset_vgprs=min(arch, 256))
+        kd.set_register_counts(num_vgprs=max(total_v, 1) if vg else None,
+                               num_sgprs=sgprs + EXTRA_SGPRS if sgprs is not None else None,
+                               accum_offset_vgprs=min(arch, 256) if vg else None)
+    updates = []
+    if vg:
+        updates += [(".vgpr_count", new["v"], ".amdhsa_next_free_vgpr", max(total_v, 1)),
+                    (".agpr_count", new.get("a", 0), ".amdhsa_accum_offset", min(arch, 256))]
+    if sgprs is not None:
+        updates.append((".sgpr_count", sgprs + EXTRA_SGPRS, ".amdhsa_next_free_sgpr",
+                        max(sgprs, 1)))
     md = kernel.metadata
     if isinstance(md, dict):
-        for key, val in ((".vgpr_count", new["v"]), (".agpr_count", new["a"]),
-                         (".sgpr_count", sgprs + EXTRA_SGPRS)):
+        for key, val, _, _ in updates:
             if isinstance(md.get(key), int):
                 md[key] = val
     blk = module.amdhsa_kernel(kernel.name) if module is not None else None
     if blk is not None:
         f = blk.fields
-        for key, val in ((".amdhsa_next_free_vgpr", max(total_v, 1)),
-                         (".amdhsa_accum_offset", min(arch, 256)),
-                         (".amdhsa_next_free_sgpr", max(sgprs, 1))):
+        for _, _, key, val in updates:
             if key in f:
                 try:
                     int(f[key], 0)

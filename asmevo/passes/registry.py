@@ -28,6 +28,7 @@ BUILTIN = {
     "redundant-move": "redundant_move:RedundantMove",
     "sched": "sched:Schedule",
     "regalloc-compact": "regalloc_compact:RegallocCompact",
+    "sgpr-spill-promote": "sgpr_spill_promote:SgprSpillPromote",
 }
 
 #: The ``default`` pipeline (the text it expands to; see docs/passes.md).
