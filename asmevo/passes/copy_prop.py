@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from ..errors import AsmevoError
 from ..ir import Instruction, Kernel
-from ..ir.operands import Imm, Reg, Src, base_of, reg_units
+from ..ir.operands import Imm, Reg, Special, Src, base_of, reg_units
 from .base import Pass, PassResult
 from .effects import EXEC, effects, is_copy
 from .checks import apply_checked, static_violations
@@ -39,16 +39,28 @@ def _same_class(old: Reg, new) -> bool:
 
 @dataclass
 class CopyPropagation(Pass):
-    """Forward ``v_mov``/``s_mov`` copies within a basic block, then delete dead copies.
+    """Forward ``v_mov``/``s_mov`` copies to later readers, then delete dead copies.
 
-    A read of ``d`` after ``d = s`` becomes a read of ``s`` when neither ``d``
-    nor ``s`` is rewritten in between, and -- for a VGPR destination, which the
-    move writes only in lanes active in EXEC -- EXEC is not written in between
-    and the reader is a per-lane reader (not DPP/SDWA, readlane, permute,
-    swizzle or MFMA).  The new instruction must type-check against the ISA
-    table (operand class, constant bus, literal rules); without the table only
-    same-class register replacements are made.  Self-moves are removed; moves
-    whose destination is then dead are removed (as in ``dce``).
+    * Scalar copies (``s_mov_b32``/``s_mov_b64`` into SGPRs, of SGPRs, EXEC, VCC,
+      M0 or integer constants) are tracked per 32-bit unit by an
+      available-copies dataflow over the whole kernel (a fact holds at a block
+      entry only if it holds at the end of every predecessor; LLVM
+      ``MachineCopyPropagation`` does this per block, ``-global-copy-prop`` in
+      the textbook sense).  A 64-bit operand is replaced when both halves are
+      copies of an aligned pair (``s[0:1]`` after ``s0 = s20; s1 = s21`` reads
+      ``s[20:21]``; after ``s[0:1] = exec`` it reads ``exec``) or of constants
+      that form one 64-bit inline constant.
+    * Vector copies: a read of ``d`` after ``d = s`` in the same block becomes a
+      read of ``s`` when neither is rewritten in between, EXEC is not written in
+      between (the move wrote only the lanes active then) and the reader is a
+      per-lane reader (not DPP/SDWA, readlane, permute, swizzle or MFMA).
+
+    The new instruction must type-check against the ISA table (operand class,
+    constant bus, literal rules); without the table only same-class register
+    replacements are made.  Self-moves (also those a replacement creates) are
+    removed; moves whose destination is then dead are removed (as in ``dce``);
+    two ``s_mov_b32`` that copy an aligned SGPR pair half by half become one
+    ``s_mov_b64`` when nothing in between reads or writes the halves involved.
     """
 
     name: ClassVar[str] = "copy-prop"
@@ -67,31 +79,37 @@ class CopyPropagation(Pass):
             return PassResult(changed=False, stats=stats)
         baseline = static_violations(kernel, am)
         plan = []
-        for b in kernel.blocks:
-            avail: dict[Reg, tuple] = {}   # dst -> (src operand, vector dst?)
-            for inst in b.instructions:
+        entry_facts = _scalar_facts_at_entry(kernel, live.flow, self.constants)
+        for b, blk in enumerate(kernel.blocks):
+            avail: dict[Reg, tuple] = {}   # vector dst -> (src operand, True)
+            facts = dict(entry_facts[b] or {})   # scalar unit -> ("unit", u) | ("imm", Imm)
+            for inst in blk.instructions:
                 c = is_copy(inst)
                 if c is not None and base_of(c[1]) == c[0]:
                     plan.append((inst, []))   # self-move: no effect in any lane
                     continue
-                new = self._rewrite(inst, avail, stats)
+                new = self._rewrite(inst, avail, facts, stats)
+                c2 = is_copy(new)
                 if new is not inst:
-                    plan.append((inst, [new]))
+                    if c2 is not None and base_of(c2[1]) == c2[0]:
+                        plan.append((inst, []))   # became a self-move
+                    else:
+                        plan.append((inst, [new]))
                 e = effects(new)
                 killed = e.defs_may
                 if killed & set(EXEC):
-                    avail = {d: v for d, v in avail.items() if not v[1]}
+                    avail = {}
                 if killed:
                     avail = {d: v for d, v in avail.items()
                              if not (set(reg_units(d)) & killed)
                              and not (set(reg_units(v[0])) & killed)}
-                c = is_copy(new)
-                if c is not None:
-                    dst, src = c
-                    if isinstance(dst, Reg) and (isinstance(src, Reg) or (
-                            self.constants and isinstance(src, Imm))):
+                _scalar_transfer(inst, facts, self.constants)
+                if c2 is not None:
+                    dst, src = c2
+                    if isinstance(dst, Reg) and dst.file in ("v", "a") and (
+                            isinstance(src, Reg) or (self.constants and isinstance(src, Imm))):
                         if not (set(reg_units(dst)) & set(reg_units(src))):
-                            avail[dst] = (src, dst.file in ("v", "a"))
+                            avail[dst] = (src, True)
         kept = apply_checked(kernel, am, plan, baseline)
         stats["operands-replaced"] = sum(1 for _, n in kept if n)
         stats["moves-removed"] = sum(1 for _, n in kept if not n)
@@ -100,10 +118,11 @@ class CopyPropagation(Pass):
         dead = dead_instructions(kernel, live)
         plan = [(i, []) for i in kernel.instructions() if id(i) in dead and is_copy(i) is not None]
         stats["moves-removed"] += len(apply_checked(kernel, am, plan, baseline))
+        stats["moves-merged"] += _apply_merges(kernel, am, _pair_merges(kernel), baseline)
         return PassResult(stats=stats)
 
-    def _rewrite(self, inst: Instruction, avail: dict, stats: Counter) -> Instruction:
-        if not avail:
+    def _rewrite(self, inst: Instruction, avail: dict, facts: dict, stats: Counter) -> Instruction:
+        if not avail and not facts:
             return inst
         e = effects(inst)
         if e.ndefs < 0 or e.uses_all or not e.known or inst.opcode == "s_waitcnt":
@@ -116,11 +135,16 @@ class CopyPropagation(Pass):
         for k in range(e.ndefs, len(ops)):
             o = ops[k]
             base = base_of(o)
-            if not isinstance(base, Reg) or base not in avail:
+            if not isinstance(base, Reg):
                 continue
-            if e.partial and k < max(e.ndefs, 1) + 0 and base == base_of(ops[0]):
+            if base in avail:
+                src, vector_dst = avail[base]
+            elif base.file == "s" and facts:
+                src, vector_dst = _scalar_source(base, facts), False
+                if src is None:
+                    continue
+            else:
                 continue
-            src, vector_dst = avail[base]
             if vector_dst and not per_lane:
                 continue
             if isinstance(o, Src):
@@ -138,3 +162,184 @@ class CopyPropagation(Pass):
                 ops = trial
                 changed = True
         return inst.evolve(operands=ops) if changed else inst
+
+
+# -- scalar copies: global available-copies dataflow over 32-bit units ------------
+_PAIR_NAMES = {("exec_lo", "exec_hi"): "exec", ("vcc_lo", "vcc_hi"): "vcc"}
+
+
+def _scalar_copy_facts(inst: Instruction, constants: bool):
+    """``[(dst unit, fact)]`` for ``s_mov_b32``/``s_mov_b64`` into SGPRs; a fact is
+    ``("unit", src unit)`` or ``("imm", Imm)`` (32-bit value of that half)."""
+    if inst.opcode not in ("s_mov_b32", "s_mov_b64"):
+        return None
+    c = is_copy(inst)
+    if c is None:
+        return None
+    dst, src = c
+    if not (isinstance(dst, Reg) and dst.file == "s"):
+        return None
+    du = reg_units(dst)
+    if isinstance(src, Imm):
+        v = src.value
+        if not constants or not isinstance(v, int) or isinstance(v, bool):
+            return None
+        if dst.count == 1:
+            return [(du[0], ("imm", src))]
+        if -16 <= v <= 64:   # a 64-bit inline constant: sign-extended
+            return [(du[0], ("imm", Imm(v, str(v)))), (du[1], ("imm", Imm(-1 if v < 0 else 0,
+                                                                            str(-1 if v < 0 else 0))))]
+        return None
+    su = reg_units(src)
+    if not su or len(su) != len(du) or set(su) & set(du):
+        return None
+    if any(u[0] in ("v", "a") or u == ("scc",) for u in su):
+        return None
+    return [(d, ("unit", u)) for d, u in zip(du, su)]
+
+
+def _scalar_transfer(inst: Instruction, facts: dict, constants: bool) -> None:
+    """Update ``facts`` (in place) across ``inst``."""
+    e = effects(inst)
+    if e.uses_all or not e.known:
+        facts.clear()
+        return
+    killed = e.defs_may
+    if killed:
+        for d in [d for d, f in facts.items()
+                  if d in killed or (f[0] == "unit" and f[1] in killed)]:
+            del facts[d]
+    new = _scalar_copy_facts(inst, constants)
+    if new:
+        facts.update(new)
+
+
+def _scalar_facts_at_entry(kernel: Kernel, flow, constants: bool) -> list:
+    """Facts holding at each block entry (intersection over predecessors; the
+    kernel entry has none).  Optimistic iteration from "unvisited" to a fixpoint."""
+    n = len(kernel.blocks)
+    pred = flow.pred
+    ins: list = [None] * n
+    outs: list = [None] * n
+    changed = True
+    while changed:
+        changed = False
+        for b in range(n):
+            srcs = [outs[p] for p in pred[b] if outs[p] is not None]
+            if b == 0:
+                srcs.append({})
+            if not srcs:
+                continue
+            cur = dict(srcs[0])
+            for o in srcs[1:]:
+                cur = {k: v for k, v in cur.items() if o.get(k) == v}
+            if cur == ins[b] and outs[b] is not None:
+                continue
+            ins[b] = cur
+            facts = dict(cur)
+            for inst in kernel.blocks[b].instructions:
+                _scalar_transfer(inst, facts, constants)
+            if facts != outs[b]:
+                outs[b] = facts
+                changed = True
+    return ins
+
+
+def _unit_operand(u: tuple):
+    if len(u) == 2 and u[0] == "s":
+        return Reg("s", u[1], 1)
+    if len(u) == 1:
+        return Special(u[0])
+    return None
+
+
+def _scalar_source(base: Reg, facts: dict):
+    """What an SGPR operand ``base`` (1 or 2 dwords) can be read as, or None."""
+    units = reg_units(base)
+    fs = [facts.get(u) for u in units]
+    if any(f is None for f in fs):
+        return None
+    if len(fs) == 1:
+        f = fs[0]
+        return f[1] if f[0] == "imm" else _unit_operand(f[1])
+    if len(fs) != 2:
+        return None
+    (k0, x0), (k1, x1) = fs
+    if k0 == k1 == "unit":
+        if x0[0] == x1[0] == "s" and len(x0) == 2 and x0[1] % 2 == 0 and x1[1] == x0[1] + 1:
+            return Reg("s", x0[1], 2)
+        name = _PAIR_NAMES.get((x0[0], x1[0])) if len(x0) == len(x1) == 1 else None
+        return Special(name) if name else None
+    if k0 == k1 == "imm" and isinstance(x0.value, int) and isinstance(x1.value, int):
+        lo, hi = x0.value & 0xFFFFFFFF, x1.value & 0xFFFFFFFF
+        v = lo if hi == 0 else lo - (1 << 32) if hi == 0xFFFFFFFF and lo >= 0x80000000 else None
+        if v is not None and -16 <= v <= 64:
+            return Imm(v, str(v))
+    return None
+
+
+def _pair_merges(kernel: Kernel) -> list:
+    """Pairs ``(early, late, merged)``: ``s_mov_b32 s[2k], X`` and ``s_mov_b32
+    s[2k+1], Y`` (in either order, same block) that can become ``s_mov_b64
+    s[2k:2k+1], Z`` where X, Y are the halves of an aligned pair Z (SGPRs, EXEC,
+    VCC) or of a 64-bit inline constant.  The merged move takes the place of the
+    later one, so in between nothing may read or write the earlier move's
+    destination or write its source (or anything it cannot classify)."""
+    out = []
+    for blk in kernel.blocks:
+        insts = blk.instructions
+        used: set[int] = set()
+        for j, late in enumerate(insts):
+            fl = _scalar_copy_facts(late, True) if late.opcode == "s_mov_b32" else None
+            if not fl or id(late) in used:
+                continue
+            (dl, fact_l), = fl
+            for i in range(j - 1, -1, -1):
+                early = insts[i]
+                fe = _scalar_copy_facts(early, True) if early.opcode == "s_mov_b32" else None
+                if fe and id(early) not in used and fe[0][0][1] // 2 == dl[1] // 2 \
+                        and fe[0][0] != dl:
+                    (de, fact_e), = fe
+                    if _clear_between(insts[i + 1:j], de, fact_e):
+                        lo, hi = (fact_e, fact_l) if de[1] < dl[1] else (fact_l, fact_e)
+                        pair = Reg("s", min(de[1], dl[1]), 2)
+                        src = _scalar_source(pair, {("s", pair.index): lo,
+                                                    ("s", pair.index + 1): hi})
+                        if src is not None and not (set(reg_units(src)) & {de, dl}):
+                            out.append((early, late, Instruction("s_mov_b64", [pair, src])))
+                            used.update((id(early), id(late)))
+                    break
+                e = effects(early)
+                if e.uses_all or not e.known or dl in e.uses or dl in e.defs_may:
+                    break
+    return out
+
+
+def _clear_between(mid: list, dst: tuple, fact: tuple) -> bool:
+    src = fact[1] if fact[0] == "unit" else None
+    for inst in mid:
+        e = effects(inst)
+        if e.uses_all or not e.known or dst in e.uses or dst in e.defs_may \
+                or (src is not None and src in e.defs_may):
+            return False
+    return True
+
+
+def _apply_merges(kernel: Kernel, am, merges: list, baseline) -> int:
+    """Apply all pair merges at once (each is two edits that must go together);
+    undo them all if they add a static violation.  Returns the number applied."""
+    from .checks import apply_edits, frozen_blocks, new_violations, undo_edits
+    frozen = frozen_blocks(kernel, getattr(am, "module", None))
+    merges = [m for m in merges if id(kernel.locate(m[0])[0]) not in frozen]
+    if not merges:
+        return 0
+    edits = []
+    for early, late, merged in merges:
+        edits += [(early, []), (late, [merged])]
+    undo = apply_edits(kernel, edits)
+    am.invalidate(kernel, frozenset())
+    if new_violations(kernel, am, baseline):
+        undo_edits(undo)
+        am.invalidate(kernel, frozenset())
+        return 0
+    return len(merges)

@@ -498,7 +498,11 @@ class SgprSpillPromote(Pass):
     def _apply(kernel: Kernel, am, module, edits: list, baseline, top: int) -> bool:
         """All or nothing: the SGPR count is raised, the edits applied; hazards they
         add are repaired with s_nop; any other new static violation undoes everything."""
+        from .checks import frozen_blocks
         from .regalloc_compact import RegallocCompact, _tops, set_register_counts
+        frozen = frozen_blocks(kernel, module)
+        if any(id(kernel.locate(old)[0]) in frozen for old, _ in edits):
+            return False
         old_s = register_limits(kernel, module).get("s", _tops(kernel)["s"])
         min_s = RegallocCompact._min_sgprs(kernel, module)
         kd = kernel.descriptor
