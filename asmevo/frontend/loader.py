@@ -13,9 +13,13 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Collection
 
 from ..errors import AsmevoError, CodeObjectError
-from ..ir.module import Module
+from ..ir.module import AmdhsaKernel, MetadataBlock, Module
+
+if TYPE_CHECKING:
+    from .descriptor import KernelDescriptor
 
 ELF_MAGIC = b"\x7fELF"
 CODE_OBJECT_SUFFIXES = (".co", ".hsaco", ".o", ".elf", ".so")
@@ -213,12 +217,9 @@ def fill_text_abi(module: Module) -> None:
             reject (missing field, user SGPR count below the implied count, xnack mask vs
             target id), located at the block's line.
     """
-    from ..errors import AsmSyntaxError
-    from ..ir.module import AmdhsaKernel, Directive, LabelDef, MetadataBlock
-    from .descriptor import DirectiveValueError, KernelDescriptor
-    from .metadata import read_yaml_metadata
+    from ..ir.module import Directive, LabelDef
+    from .descriptor import KernelDescriptor
     kernels = {k.name: k for k in module.kernels}
-    target = module.target
     items = module.items
     for idx, it in enumerate(items):
         # raw forms written by `asmevo dis` when no directive form reproduces the bytes
@@ -234,30 +235,62 @@ def fill_text_abi(module: Module) -> None:
                     kernels[name].metadata = entry
     for it in module.items:
         if isinstance(it, AmdhsaKernel) and it.name in kernels:
-            try:
-                kd = KernelDescriptor.from_directives(it.fields, target=target)
-            except DirectiveValueError:
-                continue  # an expression: only llvm-mc can evaluate it
-            except ValueError as e:
-                raise AsmSyntaxError(f".amdhsa_kernel {it.name}: {e}", file=module.source,
-                                     line=it.line, column=1) from None
-            kernels[it.name].descriptor = kd
+            kd = amdhsa_descriptor(module, it)
+            if kd is not None:  # None: an expression, only llvm-mc can evaluate it
+                kernels[it.name].descriptor = kd
         elif isinstance(it, MetadataBlock):
-            doc = read_yaml_metadata(it.text, file=module.source, line=it.line)
-            entries = doc.get("amdhsa.kernels") or []
-            if not isinstance(entries, list):
-                raise AsmSyntaxError(".amdgpu_metadata: amdhsa.kernels is not a list",
-                                     file=module.source, line=it.line)
-            for entry in entries:
-                if not isinstance(entry, dict):
-                    raise AsmSyntaxError(".amdgpu_metadata: an amdhsa.kernels entry is not a map",
-                                         file=module.source, line=it.line)
-                name = entry.get(".name")
-                if name not in kernels:
-                    sym = entry.get(".symbol")
-                    name = sym[:-3] if isinstance(sym, str) and sym.endswith(".kd") else name
-                if name in kernels:
-                    kernels[name].metadata = entry
+            for name, entry in yaml_kernel_metadata(it, kernels, file=module.source).items():
+                kernels[name].metadata = entry
+
+
+def amdhsa_descriptor(module: Module, block: AmdhsaKernel) -> KernelDescriptor | None:
+    """The descriptor llvm-mc 19 builds for ``block``, an ``.amdhsa_kernel`` block of
+    ``module``, checked against the module's ``.amdgcn_target``
+    (:meth:`KernelDescriptor.from_directives`); None when a field is an expression (only
+    llvm-mc can evaluate it).
+
+    Raises:
+        AsmSyntaxError: a block llvm-mc would reject, at the block's ``file:line:1``.
+    """
+    from ..errors import AsmSyntaxError
+    from .descriptor import DirectiveValueError, KernelDescriptor
+    try:
+        return KernelDescriptor.from_directives(block.fields, target=module.target)
+    except DirectiveValueError:
+        return None
+    except ValueError as e:
+        raise AsmSyntaxError(f".amdhsa_kernel {block.name}: {e}", file=module.source,
+                             line=block.line, column=1) from None
+
+
+def yaml_kernel_metadata(block: MetadataBlock, names: Collection[str], *,
+                         file: str | None = None) -> dict[str, dict]:
+    """Kernel name -> ``amdhsa.kernels`` entry of an ``.amdgpu_metadata`` block (of ``file``),
+    read with llvm-mc's typing (:func:`asmevo.frontend.metadata.read_yaml_metadata`); an
+    entry is matched by ``.name``, else by ``.symbol`` ``NAME.kd``; only ``names`` are kept.
+
+    Raises:
+        AsmSyntaxError: malformed YAML, ``amdhsa.kernels`` not a list of maps (at the block).
+    """
+    from ..errors import AsmSyntaxError
+    from .metadata import read_yaml_metadata
+    doc = read_yaml_metadata(block.text, file=file, line=block.line)
+    entries = doc.get("amdhsa.kernels") or []
+    if not isinstance(entries, list):
+        raise AsmSyntaxError(".amdgpu_metadata: amdhsa.kernels is not a list",
+                             file=file, line=block.line)
+    out: dict[str, dict] = {}
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise AsmSyntaxError(".amdgpu_metadata: an amdhsa.kernels entry is not a map",
+                                 file=file, line=block.line)
+        name = entry.get(".name")
+        if name not in names:
+            sym = entry.get(".symbol")
+            name = sym[:-3] if isinstance(sym, str) and sym.endswith(".kd") else name
+        if name in names:
+            out[name] = entry
+    return out
 
 
 _DATA_SIZES = {".byte": 1, ".short": 2, ".hword": 2, ".2byte": 2, ".long": 4, ".int": 4, ".4byte": 4,

@@ -27,11 +27,13 @@ Sources: LLVM AMDGPUUsage, "Kernel Descriptor", "Code Object V3+ Metadata",
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..frontend.descriptor import (DIRECTIVE_FIELDS, GFX942_EXTRA_SGPRS, KernelDescriptor)
-from ..ir.module import Kernel, Module
+from ..errors import AsmevoError
+from ..frontend.descriptor import KernelDescriptor
+from ..frontend.loader import amdhsa_descriptor, yaml_kernel_metadata
+from ..ir.module import Kernel, MetadataBlock, Module
 from .verdict import Evidence, Status, Verdict
 
 #: Descriptor fields a candidate may change (derived from register use / code placement).
@@ -53,11 +55,15 @@ class KernelFacts:
     Attributes:
         name: kernel symbol.
         kernel: the IR kernel (code).
-        descriptor: :class:`KernelDescriptor` (from the code object, or rebuilt
-            from the ``.amdhsa_kernel`` block the way llvm-mc would), or None.
-        descriptor_source: ``"code-object"``, ``"amdhsa"`` or ``"none"``.
+        descriptor: :class:`KernelDescriptor` (from the code object, or built from the
+            ``.amdhsa_kernel`` block the way llvm-mc would), or None.
+        descriptor_source: ``"code-object"``, ``"amdhsa"``, ``"amdhsa-expression"`` (the
+            block has a field only llvm-mc can evaluate: no descriptor) or ``"none"``.
         metadata: this kernel's ``amdhsa.kernels`` entry (dict) or None.
         kd_symbol: the descriptor symbol (``name.kd``) when known.
+        errors: what llvm-mc would reject in this kernel's ABI text (an ``.amdhsa_kernel``
+            block, the ``.amdgpu_metadata`` YAML), as the frontend reports it (file,
+            line:column); the descriptor or metadata it concerns is then None.
     """
 
     name: str
@@ -66,37 +72,21 @@ class KernelFacts:
     descriptor_source: str
     metadata: dict | None
     kd_symbol: str | None
-
-
-def _int(text: str) -> int:
-    return int(str(text).strip(), 0)
+    errors: list[AsmevoError] = field(default_factory=list)
 
 
 def descriptor_from_amdhsa(fields: dict[str, str]) -> KernelDescriptor:
-    """Build the descriptor llvm-mc would emit for an ``.amdhsa_kernel`` block (gfx942).
+    """:meth:`KernelDescriptor.from_directives` of an ``.amdhsa_kernel`` block's fields.
 
-    Granulated counts follow llvm-mc (AMDGPUAsmParser::ParseDirectiveAMDHSAKernel):
-    VGPR blocks from ``.amdhsa_next_free_vgpr`` (unified VGPR+AGPR count on
-    gfx90a/gfx942); SGPR blocks from ``.amdhsa_next_free_sgpr`` plus the 6
-    extra SGPRs of gfx942; ACCUM_OFFSET from ``.amdhsa_accum_offset``.
+    Kept only for :mod:`asmevo.passes.checks`, which imports it by this name (behind an
+    ``ImportError`` guard that would silently drop its checks); new code uses
+    :func:`kernel_facts` or :func:`asmevo.frontend.loader.amdhsa_descriptor`.
 
     Raises:
-        ValueError: a field value is not an integer.
+        ValueError: a block llvm-mc rejects; its subclass ``DirectiveValueError`` when a
+            value is an expression.
     """
-    kd = KernelDescriptor()
-    for k, v in fields.items():
-        f = DIRECTIVE_FIELDS.get(k)
-        if f is not None:
-            setattr(kd, f, _int(v))
-    nfv = _int(fields.get(".amdhsa_next_free_vgpr", "0"))
-    nfs = _int(fields.get(".amdhsa_next_free_sgpr", "0"))
-    kd.granulated_workitem_vgpr_count = KernelDescriptor.granulate_vgprs(nfv)
-    kd.granulated_wavefront_sgpr_count = KernelDescriptor.granulate_sgprs(nfs + GFX942_EXTRA_SGPRS)
-    acc = _int(fields.get(".amdhsa_accum_offset", "4"))
-    kd.accum_offset = max(acc, 4) // 4 - 1
-    if ".amdhsa_user_sgpr_count" not in fields:
-        kd.user_sgpr_count = kd.implied_user_sgprs
-    return kd
+    return KernelDescriptor.from_directives(fields)
 
 
 def _meta_dict(m: Any) -> dict | None:
@@ -119,14 +109,15 @@ def module_target(module: Module) -> str | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _yaml(text: str) -> Any:
-    """Parsed ``.amdgpu_metadata`` YAML (cached: the same block is read for every candidate);
-    None when malformed.  Callers must not modify the result."""
-    import yaml
+def _yaml_entries(text: str, source: str | None, line: int | None,
+                  names: frozenset[str]) -> dict[str, dict] | AsmevoError:
+    """:func:`asmevo.frontend.loader.yaml_kernel_metadata` of one ``.amdgpu_metadata`` block
+    (llvm-mc's typing), or the error it raises; cached, since the original's block is read
+    again for every candidate.  Callers must not modify the result."""
     try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except Exception:  # noqa: BLE001 - malformed YAML: no metadata facts
-        return None
+        return yaml_kernel_metadata(MetadataBlock(text, line), names, file=source)
+    except AsmevoError as e:
+        return e
 
 
 def _processor(target: str) -> str:
@@ -136,24 +127,26 @@ def _processor(target: str) -> str:
     return target.strip().strip('"').rsplit("-", 1)[-1]
 
 
-def _metadata_entries(module: Module) -> dict[str, dict]:
-    """Kernel name -> metadata entry, from the kernels or from a YAML metadata block."""
+def _metadata_entries(module: Module) -> tuple[dict[str, dict], list[AsmevoError]]:
+    """Kernel name -> metadata entry, from the kernels, else from the ``.amdgpu_metadata``
+    YAML (read as llvm-mc reads it), else from the code object; and the errors llvm-mc
+    would report for that YAML."""
     out: dict[str, dict] = {}
+    errors: list[AsmevoError] = []
     for k in module.kernels:
         raw = _meta_dict(k.metadata)
         if raw is not None:
             out[k.name] = raw
     if out:
-        return out
-    from ..ir.module import MetadataBlock
+        return out, errors
+    names = frozenset(k.name for k in module.kernels)
     for it in module.items:
         if isinstance(it, MetadataBlock):
-            doc = _yaml(it.text)
-            if not isinstance(doc, dict):
-                continue
-            for e in (doc or {}).get("amdhsa.kernels", []) or []:
-                if isinstance(e, dict) and ".name" in e:
-                    out[str(e[".name"])] = e
+            got = _yaml_entries(it.text, module.source, it.line, names)
+            if isinstance(got, AsmevoError):
+                errors.append(got)
+            else:
+                out.update(got)
     co = getattr(module, "code_object", None)
     if not out and co is not None:
         md = getattr(co, "metadata", None)
@@ -167,13 +160,17 @@ def _metadata_entries(module: Module) -> dict[str, dict]:
                 out[str(e[".name"])] = e
             elif hasattr(e, "raw") and isinstance(e.raw, dict):
                 out[str(e.raw.get(".name"))] = e.raw
-    return out
+    return out, errors
 
 
 def kernel_facts(module: Module) -> dict[str, KernelFacts]:
     """Facts for every amdhsa kernel entry of ``module`` (device functions excluded),
-    keyed by kernel name."""
-    md = _metadata_entries(module)
+    keyed by kernel name.
+
+    A module parsed without :func:`asmevo.frontend.loader.fill_text_abi` gets its
+    descriptors and metadata here, by the same frontend functions: what llvm-mc would
+    reject there is recorded in :attr:`KernelFacts.errors` (never raised)."""
+    md, md_errors = _metadata_entries(module)
     co = getattr(module, "code_object", None)
     co_kernels = {getattr(c, "name", None): c for c in (getattr(co, "kernels", None) or [])}
     out: dict[str, KernelFacts] = {}
@@ -181,6 +178,7 @@ def kernel_facts(module: Module) -> dict[str, KernelFacts]:
         if not k.is_kernel:
             continue
         kd, src = None, "none"
+        errors = list(md_errors)
         cok = co_kernels.get(k.name)
         if k.descriptor is not None:
             kd = k.descriptor
@@ -192,7 +190,11 @@ def kernel_facts(module: Module) -> dict[str, KernelFacts]:
         else:
             blk = module.amdhsa_kernel(k.name)
             if blk is not None:
-                kd, src = descriptor_from_amdhsa(blk.fields), "amdhsa"
+                try:
+                    kd = amdhsa_descriptor(module, blk)
+                    src = "amdhsa" if kd is not None else "amdhsa-expression"
+                except AsmevoError as e:
+                    errors.append(e)
         meta = md.get(k.name)
         kd_sym = None
         if cok is not None and getattr(cok, "kd_symbol", None) is not None:
@@ -201,7 +203,7 @@ def kernel_facts(module: Module) -> dict[str, KernelFacts]:
             kd_sym = str(meta[".symbol"])
         elif kd is not None:
             kd_sym = k.name + ".kd"
-        out[k.name] = KernelFacts(k.name, k, kd, src, meta, kd_sym)
+        out[k.name] = KernelFacts(k.name, k, kd, src, meta, kd_sym, errors)
     return out
 
 
@@ -296,13 +298,33 @@ def check_entry_points(module: Module) -> list[Evidence]:
     return ev
 
 
+def invalid_abi_text(facts: dict[str, KernelFacts]) -> list[Evidence]:
+    """Evidence (kind ``invalid-abi-text``) for each error llvm-mc would report in the
+    kernels' ABI text (:attr:`KernelFacts.errors`: an ``.amdhsa_kernel`` block the frontend's
+    :meth:`KernelDescriptor.from_directives` rejects, malformed ``.amdgpu_metadata`` YAML),
+    once per error, with the frontend's message and its file, line and column."""
+    ev: list[Evidence] = []
+    seen: set[str] = set()
+    for name in sorted(facts):
+        for e in facts[name].errors:
+            if str(e) in seen:
+                continue
+            seen.add(str(e))
+            ev.append(Evidence("abi", "invalid-abi-text",
+                               f"{name}: llvm-mc would reject the candidate: {e}",
+                               {"kernel": name, "message": e.message, "file": e.file,
+                                "line": e.line, "column": e.column}))
+    return ev
+
+
 def compare_abi(orig: Module, cand: Module) -> Verdict:
     """Check that ``cand`` keeps ``orig``'s ABI (see module docstring).
 
     Returns a Verdict with status ``accepted`` or ``rejected-abi`` (evidence: the
-    differing symbols/fields with both values), or ``unknown-unsupported`` when
-    a kernel's descriptor or metadata is unknown on one side only (it cannot be
-    compared).
+    differing symbols/fields with both values, or ABI text of the candidate that llvm-mc
+    would reject: :func:`invalid_abi_text`), or ``unknown-unsupported`` when a kernel's
+    descriptor or metadata is unknown on one side only, or an ``.amdhsa_kernel`` field is
+    an expression (it cannot be compared).
     """
     fo, fc = kernel_facts(orig), kernel_facts(cand)
     ev: list[Evidence] = []
@@ -320,6 +342,7 @@ def compare_abi(orig: Module, cand: Module) -> Verdict:
         ev.append(Evidence("abi", "target", f"target id differs: {to} vs {tc}",
                            {"original": to, "candidate": tc}))
     unknown: list[str] = []
+    ev += invalid_abi_text(fc)
     for name in sorted(set(fo) & set(fc)):
         a, b = fo[name], fc[name]
         if a.kd_symbol != b.kd_symbol:
@@ -329,14 +352,17 @@ def compare_abi(orig: Module, cand: Module) -> Verdict:
         if (a.descriptor is None) != (b.descriptor is None):
             unknown.append(f"{name}: kernel descriptor known on one side only")
         elif a.descriptor is not None:
-            for field, x, y in a.descriptor.diff(b.descriptor):
-                if field in DESCRIPTOR_DERIVED:
+            for fname, x, y in a.descriptor.diff(b.descriptor):
+                if fname in DESCRIPTOR_DERIVED:
                     continue
                 ev.append(Evidence("abi", "descriptor-field",
-                                   f"{name}: descriptor field {field}: original {_norm(x)}, "
+                                   f"{name}: descriptor field {fname}: original {_norm(x)}, "
                                    f"candidate {_norm(y)}",
-                                   {"kernel": name, "field": field, "original": _norm(x),
+                                   {"kernel": name, "field": fname, "original": _norm(x),
                                     "candidate": _norm(y)}))
+        elif "amdhsa-expression" in (a.descriptor_source, b.descriptor_source):
+            unknown.append(f"{name}: an .amdhsa_kernel field is an expression, which only "
+                           "llvm-mc can evaluate; the descriptors cannot be compared")
         if (a.metadata is None) != (b.metadata is None):
             unknown.append(f"{name}: metadata known on one side only")
         elif a.metadata is not None:

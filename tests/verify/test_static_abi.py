@@ -2,7 +2,8 @@
 
 import pytest
 
-from asmevo.verify.abi import compare_abi, descriptor_from_amdhsa, kernel_facts
+from asmevo.frontend.descriptor import KernelDescriptor
+from asmevo.verify.abi import compare_abi, kernel_facts
 from asmevo.verify.static import (AnalysisUnavailable, check_descriptor_counts, check_register_bounds,
                                   check_static, lds_requirement,
                                   scratch_requirement)
@@ -165,7 +166,8 @@ def test_abi_register_counts_may_change(vadd):
     (r"\.amdhsa_kernarg_size 28", ".amdhsa_kernarg_size 32", "descriptor-field"),
     (r"\.amdhsa_system_sgpr_workgroup_id_y 0", ".amdhsa_system_sgpr_workgroup_id_y 1", "descriptor-field"),
     (r"\.amdhsa_system_vgpr_workitem_id 0", ".amdhsa_system_vgpr_workitem_id 1", "descriptor-field"),
-    (r"\.amdhsa_user_sgpr_dispatch_ptr 0", ".amdhsa_user_sgpr_dispatch_ptr 1", "descriptor-field"),
+    # 4 implied user SGPRs > .amdhsa_user_sgpr_count 2: llvm-mc rejects the block
+    (r"\.amdhsa_user_sgpr_dispatch_ptr 0", ".amdhsa_user_sgpr_dispatch_ptr 1", "invalid-abi-text"),
     (r"\.amdhsa_ieee_mode 1", ".amdhsa_ieee_mode 0", "descriptor-field"),
     (r"\.offset:         24", ".offset:         20", "metadata-key"),
     (r"\.kernarg_segment_size: 28", ".kernarg_segment_size: 32", "metadata-key"),
@@ -182,10 +184,10 @@ def test_abi_renamed_kernel(vadd):
     assert v.status is Status.REJECTED_ABI and v.evidence[0].kind == "kernel-symbols"
 
 
-def test_descriptor_from_amdhsa_user_count_default():
-    kd = descriptor_from_amdhsa({".amdhsa_user_sgpr_kernarg_segment_ptr": "1",
-                                 ".amdhsa_next_free_vgpr": "9", ".amdhsa_next_free_sgpr": "10",
-                                 ".amdhsa_accum_offset": "12"})
+def test_descriptor_user_count_default():
+    kd = KernelDescriptor.from_directives({".amdhsa_user_sgpr_kernarg_segment_ptr": "1",
+                                          ".amdhsa_next_free_vgpr": "9", ".amdhsa_next_free_sgpr": "10",
+                                          ".amdhsa_accum_offset": "12"})
     assert kd.user_sgpr_count == 2
     assert kd.granulated_workitem_vgpr_count == 1 and kd.granulated_wavefront_sgpr_count == 1
 
