@@ -468,7 +468,7 @@ class SgprSpillPromote(Pass):
                 continue
             if not avail:
                 return None
-            s = avail.pop()
+            s = avail.pop(0)   # the lowest: keep the SGPR count (occupancy) low
             pairs = [i for i in pairs if i not in (s, s - 1)]
             out[L] = s
         return out

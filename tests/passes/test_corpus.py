@@ -55,9 +55,9 @@ def test_default_pipeline_on_O0_O1_variants(corpus_dir, tmp_path, capsys, name):
     before, after = _count(src), _count(out)
     assert after <= before
     if name.endswith("_O0"):
-        # the -O0 spill code must really shrink (measured 20-23% per kernel with the
-        # hazard analysis present, 15-20% without it)
-        assert (before - after) / before >= 0.12, (before, after, err)
+        # the -O0 spill code must really shrink (measured 47-57% per kernel with the
+        # hazard analysis present)
+        assert (before - after) / before >= 0.40, (before, after, err)
         assert "total " in err
     errs, _ = _emulate_matches_reference(corpus_dir, name, out)
     assert errs == []
@@ -76,16 +76,15 @@ def test_default_pipeline_on_O3_samples(corpus_dir, tmp_path, capsys, name):
 
 
 def test_average_reduction_on_variants_is_reported(corpus_dir, tmp_path, capsys):
-    """The brief's target is >= 20% on average over the -O0/-O1 variants; this records
-    what the pipeline achieves (printed) and requires a real reduction on -O0."""
+    """The brief's target: >= 20% of instructions removed on average over the eight
+    -O0/-O1 variants (measured 27%: 47-57% on -O0, 0-4.5% on -O1)."""
     rows = []
     for name in VARIANTS:
         src, out, _ = _optimise(corpus_dir, name, tmp_path, capsys)
         b, a = _count(src), _count(out)
         rows.append((name, b, a, (b - a) / b))
-    o0 = [r[3] for r in rows if r[0].endswith("_O0")]
     print("\n".join(f"{n}: {b} -> {a} ({100 * f:.1f}%)" for n, b, a, f in rows))
-    assert sum(o0) / len(o0) >= 0.12
+    assert sum(r[3] for r in rows) / len(rows) >= 0.20
 
 
 @pytest.mark.slow
