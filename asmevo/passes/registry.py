@@ -29,11 +29,13 @@ BUILTIN = {
     "sched": "sched:Schedule",
     "regalloc-compact": "regalloc_compact:RegallocCompact",
     "sgpr-spill-promote": "sgpr_spill_promote:SgprSpillPromote",
+    "scratch-promote": "scratch_promote:ScratchPromote",
 }
 
 #: The ``default`` pipeline (the text it expands to; see docs/passes.md).
-DEFAULT_PIPELINE = ("kernel(scratch-forward,redundant-move,copy-prop,peephole,dce,sched,"
-                    "waitcnt-relax,nop-trim,regalloc-compact)")
+DEFAULT_PIPELINE = ("kernel(scratch-promote,sgpr-spill-promote,scratch-forward,redundant-move,"
+                    "copy-prop,dce,peephole,copy-prop,dce,sched,waitcnt-relax,nop-trim,"
+                    "regalloc-compact)")
 
 
 class RegistryError(AsmevoError):
