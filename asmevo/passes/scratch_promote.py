@@ -217,6 +217,15 @@ class ScratchPromote(Pass):
             return PassResult(changed=False, stats=stats)
         ok = attempt(kept)  # rebuild the accepted state (the last attempt may have failed)
         assert ok, "scratch-promote: accepted slots no longer check"
+        if module is not None and module.code_object is None and state.md is not None \
+                and kernel.metadata != state.md:
+            # a module read from text prints its .amdgpu_metadata YAML, not Kernel.metadata
+            from ..backend.rebuild import sync_text_metadata
+            from ..errors import AsmevoError
+            try:
+                sync_text_metadata(module)
+            except AsmevoError:
+                pass  # no YAML form: writing the module reports it
         for g in kept:
             for s in g:
                 loads = sum(1 for a in s.accesses if a.kind == "load")
