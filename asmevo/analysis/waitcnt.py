@@ -346,9 +346,11 @@ class WaitcntAnalysis(Analysis):
             frozenset()
         return tuple(dict.fromkeys(t)), waw_ok
 
-    def _run_block(self, bi: int, st: _State, viol: list | None) -> None:
+    def _run_block(self, bi: int, st: _State, viol: list | None, probe=None) -> None:
         blk = self.cfg.blocks[bi]
         for ii, inst in enumerate(blk.instructions):
+            if probe is not None:
+                probe(ii, st)
             if inst.opcode == "s_waitcnt":
                 if viol is not None:
                     self._before[id(inst)] = st.to_dist()
@@ -390,6 +392,25 @@ class WaitcntAnalysis(Analysis):
                         st.ent[c][u] = sc
                 for u in ev.results:
                     st.src[u] = inst
+        if probe is not None:
+            probe(len(blk.instructions), st)
+
+    def idle_counters(self, block: int, start: int, end: int) -> set[str]:
+        """Counter names (``"vmcnt"``...) with nothing outstanding at every point from just
+        before instruction ``start`` to just before instruction ``end`` of block ``block``
+        (indices into the block; ``end`` may be its length).  A wait for such a counter
+        anywhere in that range completes nothing, so it has no effect.  An unreachable
+        block gives every counter."""
+        if self.entry_state[block] is None:
+            return set(NAMES)
+        busy: set[int] = set()
+
+        def probe(ii: int, st: _State) -> None:
+            if start <= ii <= end:
+                busy.update(c for c in range(3) if st.kinds[c] or st.ent[c])
+
+        self._run_block(block, _State.from_dist(self.entry_state[block]), None, probe)
+        return {NAMES[c] for c in range(3) if c not in busy}
 
     # -- queries -------------------------------------------------------------------------------
     def pending_before(self, inst) -> dict[str, dict]:

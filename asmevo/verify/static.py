@@ -458,7 +458,8 @@ def _hazard_violations(hz, module: Module, kernel: Kernel) -> list[dict]:
     return out
 
 
-def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> list[dict]:
+def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel,
+                    cand_mod: Module | None = None) -> list[dict]:
     """``s_waitcnt``s of the original that the candidate removed or weakened below what
     :meth:`asmevo.analysis.waitcnt.WaitcntAnalysis.required` says they must keep
     (register uses *and* memory-order points such as ``s_barrier`` and stores).
@@ -479,16 +480,28 @@ def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> list[dict]:
         w = WaitcntAnalysis(ko, AnalysisManager(orig_mod))
     except Exception as e:  # noqa: BLE001
         raise AnalysisUnavailable(f"waitcnt analysis failed: {type(e).__name__}: {e}") from None
+    wc_analysis = None
     out = []
     for bi, p, eo, ec in wins:
         wo = [i for i in ko.blocks[bi].instructions[p:eo] if i.opcode == "s_waitcnt"]
         wc = [parse_waitcnt(i) for i in kc.blocks[bi].instructions[p:ec] if i.opcode == "s_waitcnt"]
+        idle: set | None = None
         for x in wo:
             try:
                 req = w.required(x)
             except KeyError:
                 continue  # unreachable wait
             need = tuple(req[n] for n in NAMES)
+            if any(need[c] < MAX[c] for c in range(3)) and not any(
+                    all(cnt[c] <= need[c] for c in range(3)) for cnt in wc):
+                if idle is None:
+                    try:
+                        if wc_analysis is None:
+                            wc_analysis = WaitcntAnalysis(kc, AnalysisManager(cand_mod))
+                        idle = wc_analysis.idle_counters(bi, p, ec)
+                    except Exception:  # noqa: BLE001 - no waiver without the analysis
+                        idle = set()
+                need = tuple(MAX[c] if NAMES[c] in idle else need[c] for c in range(3))
             if all(need[c] >= MAX[c] for c in range(3)):
                 continue
             if any(all(cnt[c] <= need[c] for c in range(3)) for cnt in wc):
@@ -566,7 +579,7 @@ def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
     unaligned = None
     if kind == "waitcnt" and orig is not None:
         try:
-            extra = _weakened_waits(orig_mod, orig.kernel, cand.kernel)
+            extra = _weakened_waits(orig_mod, orig.kernel, cand.kernel, cand_mod)
         except AnalysisUnavailable as e:
             return [], f"waitcnt analysis unavailable: {e}"
         cv = cv + extra
