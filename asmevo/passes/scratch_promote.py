@@ -301,6 +301,7 @@ class ScratchPromote(Pass):
         """``(slots to promote, with registers assigned; stores of never-loaded slots)``."""
         frozen = frozen_blocks(kernel, module)
         fz = {n for n, b in enumerate(kernel.blocks) if id(b) in frozen}
+        size = _private_size(kernel, module)
         ranges: dict[tuple[int, int], list[_Access]] = {}
         for a in accesses:
             ranges.setdefault((a.lo, a.hi), []).append(a)
@@ -308,6 +309,8 @@ class ScratchPromote(Pass):
         for (lo, hi), accs in sorted(ranges.items()):
             if any(a.data is None or a.block in fz for a in accs):
                 continue
+            if size is not None and hi > size:
+                continue  # beyond the private segment: the hardware's bounds rules apply
             if any(b.lo < hi and lo < b.hi and (b.lo, b.hi) != (lo, hi) for b in accesses):
                 continue
             kinds = {a.kind for a in accs}
@@ -322,7 +325,14 @@ class ScratchPromote(Pass):
 
     def _assign(self, kernel: Kernel, module, slots: list[_Slot]) -> None:
         """Give each slot (in order) the lowest free VGPRs below the bound; slots that do
-        not fit get none."""
+        not fit get none.
+
+        The bound is ``max_vgprs`` (at most 256 arch VGPRs; with AGPRs, ACCUM_OFFSET +
+        AGPRs must stay within the 512-register unified file).  It is the current
+        allocation (no growth) when the kernel names a VGPR at or above ACCUM_OFFSET
+        while it uses AGPRs (the name aliases an AGPR, which growing ACCUM_OFFSET would
+        move), and nothing is promoted when the ``.amdhsa_kernel`` counts are
+        expressions."""
         used: set[int] = set()
         top_a = 0
         for inst in kernel.instructions():
@@ -336,6 +346,13 @@ class ScratchPromote(Pass):
         bound = min(self.max_vgprs, MAX_ARCH_VGPRS)
         if agprs:
             bound = min(bound, (UNIFIED_VGPRS - agprs) // 4 * 4)
+        blk = module.amdhsa_kernel(kernel.name) if module is not None else None
+        if blk is not None and any(k in blk.fields and _int(blk.fields[k]) is None for k in (
+                ".amdhsa_next_free_vgpr", ".amdhsa_accum_offset")):
+            bound = 0
+        current = _State.limit_of(kernel, blk)
+        if agprs and current is not None and used and max(used) >= current:
+            bound = min(bound, current)
         for s in slots:
             w = s.width
             step = 2 if w >= 2 else 1
@@ -375,6 +392,16 @@ class ScratchPromote(Pass):
             recompute_register_counts(kernel)
             _grow_metadata_vgpr_count(kernel)
         return len(waits)
+
+
+def _private_size(kernel: Kernel, module) -> int | None:
+    """Scratch bytes per work-item (``.amdhsa_private_segment_fixed_size`` or the
+    descriptor's PRIVATE_SEGMENT_FIXED_SIZE); ``None`` when unknown."""
+    blk = module.amdhsa_kernel(kernel.name) if module is not None else None
+    if blk is not None and ".amdhsa_private_segment_fixed_size" in blk.fields:
+        return _int(blk.fields[".amdhsa_private_segment_fixed_size"]) or 0
+    kd = kernel.descriptor
+    return kd.private_segment_fixed_size if kd is not None else None
 
 
 def _agprs_allocated(kernel: Kernel, module) -> int:
@@ -428,16 +455,22 @@ class _State:
             self.kernel.metadata.update(copy.deepcopy(self.md))
 
     def arch_limit(self) -> int:
-        """Arch VGPRs allocated: ACCUM_OFFSET (or next_free_vgpr without it)."""
-        if self.blk is not None:
-            acc = _int(self.blk.fields.get(".amdhsa_accum_offset"))
-            nv = _int(self.blk.fields.get(".amdhsa_next_free_vgpr"))
+        """Arch VGPRs allocated (0 when unknown)."""
+        return self.limit_of(self.kernel, self.blk) or 0
+
+    @staticmethod
+    def limit_of(kernel: Kernel, blk) -> int | None:
+        """Arch VGPRs allocated: ACCUM_OFFSET (or next_free_vgpr without it) of the
+        ``.amdhsa_kernel`` block, else of the descriptor; ``None`` when unknown."""
+        if blk is not None:
+            acc = _int(blk.fields.get(".amdhsa_accum_offset"))
+            nv = _int(blk.fields.get(".amdhsa_next_free_vgpr"))
             if acc is not None or nv is not None:
                 return acc if acc is not None else nv
-        kd = self.kernel.descriptor
+        kd = kernel.descriptor
         if kd is not None:
             return kd.accum_offset_vgprs
-        return 0
+        return None
 
 
 def lower_waits(kernel: Kernel, removed: set[int]) -> dict[int, Instruction]:

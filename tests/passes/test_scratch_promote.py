@@ -489,6 +489,34 @@ def test_most_accessed_slots_first_when_registers_run_short():
     assert m.amdhsa_kernel("k").fields[".amdhsa_accum_offset"] == "8"
 
 
+def test_slot_beyond_the_private_segment_stays_in_memory():
+    """PRIVATE_SEGMENT_FIXED_SIZE is 32 bytes: a slot at offset 32 lies outside the lane's
+    private segment (out-of-range scratch accesses follow the hardware's bounds rules,
+    which a VGPR does not), so only the slots below 32 are promoted."""
+    body = ALLOC.replace("offset:16", "offset:32")
+    m = parse_asm(_module(body, 9, 8), "k.s")
+    inst = run_pipeline(m, "scratch-promote", verify_each=True)
+    out = code(m)
+    assert "scratch_store_dword off, v4, s33 offset:32" in out
+    assert "scratch_load_dword v4, off, s33 offset:32" in out
+    assert out.count("scratch_") == 2
+    assert inst.stats["scratch-promote"]["slots-promoted"] == 2
+
+
+def test_no_growth_when_a_vgpr_name_aliases_an_agpr():
+    """With AGPRs, a VGPR named at or above ACCUM_OFFSET is the same unified register as
+    an AGPR; growing ACCUM_OFFSET would change that, so only the free VGPRs below it
+    (v0, v[6:7]) are used and the third slot stays in memory."""
+    body = ALLOC.replace("v_accvgpr_write_b32 a0, v0", "v_accvgpr_write_b32 a0, v8")
+    m = parse_asm(_module(body, 9, 8), "k.s")
+    inst = run_pipeline(m, "scratch-promote")
+    out = code(m)
+    assert out.count("scratch_") == 2 and inst.stats["scratch-promote"]["slots-promoted"] == 2
+    assert "v_mov_b64_e32 v[6:7], v[2:3]" in out and "v_mov_b32_e32 v0, v1" in out
+    f = m.amdhsa_kernel("k").fields
+    assert (f[".amdhsa_accum_offset"], f[".amdhsa_next_free_vgpr"]) == ("8", "9")
+
+
 def test_nothing_beyond_v255():
     """Every VGPR but v255 is named: one dword slot gets v255, the x2 slot stays."""
     used = "\n".join(f"v_mov_b32_e32 v{i}, 0" for i in range(255))
