@@ -46,8 +46,12 @@ def test_valid_pipelines_print_back(text, canon):
 def test_default_expands_to_the_documented_pipeline():
     text = pipeline_text(parse_pipeline("default"))
     assert text == pipeline_text(parse_pipeline(DEFAULT_PIPELINE))
-    assert text.startswith("kernel(scratch-forward<dead-stores=true>,redundant-move,")
+    assert text.startswith("kernel(scratch-promote<max-vgprs=256>,sgpr-spill-promote<max-sgpr=102>,"
+                           "scratch-forward<dead-stores=true>,redundant-move,")
     assert "dce<max-iterations=16>" in text and "waitcnt-relax<" in text
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "passes.md").read_text()
+    assert f"`default` expands to `{DEFAULT_PIPELINE}`" in doc
 
 
 def test_options_of_each_type(opts_pass):
