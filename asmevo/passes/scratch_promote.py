@@ -385,7 +385,10 @@ class ScratchPromote(Pass):
                 r = repl.get(id(inst))
                 new.extend([inst] if r is None else r)
             b.instructions = new
-        if any(s.reg is not None for s in slots):
+        top = max((s.reg.index + s.reg.count for s in slots if s.reg is not None), default=0)
+        blk = module.amdhsa_kernel(kernel.name) if module is not None else None
+        limit = _State.limit_of(kernel, blk)
+        if limit is not None and top > limit:
             from ..backend.rebuild import recompute_amdhsa_fields, recompute_register_counts
             if module is not None:
                 recompute_amdhsa_fields(module, kernel)
