@@ -121,7 +121,10 @@ class ScratchPromote(Pass):
     plain VGPR data operand and no modifier but ``offset`` and the cache-policy bits
     ``sc0``/``sc1``/``nt`` (these only steer caching; private memory is visible to no
     other lane, wave or agent).  Ranges also touched by byte/short/``d16``/LDS forms or
-    partially overlapped stay in memory, as do slots that are never stored.
+    partially overlapped stay in memory, as do slots that are never stored, slots
+    beyond PRIVATE_SEGMENT_FIXED_SIZE (there the hardware's scratch bounds rules
+    decide what a load returns) and slots with an access in a block no pass may edit
+    (:func:`asmevo.passes.checks.frozen_blocks`).
 
     Each slot with stores and loads gets VGPRs that no instruction of the kernel names
     (2-aligned when it is 64 bits or wider); a store becomes ``v_mov vSlot, vData`` and a
@@ -139,7 +142,11 @@ class ScratchPromote(Pass):
     :func:`asmevo.backend.rebuild.recompute_amdhsa_fields` and
     :func:`~asmevo.backend.rebuild.recompute_register_counts`.  At most 256 arch
     VGPRs and 512 unified registers are used; when registers run short the most
-    accessed slots are promoted first.
+    accessed slots are promoted first.  The allocation does not grow when the kernel
+    names a VGPR at or above ACCUM_OFFSET while using AGPRs (that name aliases an AGPR)
+    or when the counts are expressions.  A module read from text gets its
+    ``.amdgpu_metadata`` YAML rewritten (:func:`asmevo.backend.rebuild.sync_text_metadata`)
+    because it prints that, not ``Kernel.metadata``.
 
     Removing VMEM operations changes what ``s_waitcnt vmcnt(N)`` counts (CDNA3 ISA guide
     "Data dependency resolution": vector memory results return in order, so ``vmcnt(N)``

@@ -278,6 +278,43 @@ def test_load_racing_a_pending_global_load_stays_in_memory():
     """)
 
 
+def test_new_hazard_is_repaired_with_a_nop():
+    """A VALU write of a VGPR needs 2 wait states before an MFMA reads it (ISA_NOTES hazard
+    row 17); the scratch load it replaces did not.  The s_waitcnt gives one, so the pass
+    inserts ``s_nop 0`` (one nop for two memory operations removed)."""
+    out, inst = opt("""
+        k:
+        s_mov_b32 s33, 0
+        scratch_store_dwordx2 off, v[0:1], s33 offset:8
+        s_branch .LBB0_1
+        .LBB0_1:
+        scratch_load_dwordx2 v[2:3], off, s33 offset:8
+        s_waitcnt vmcnt(0)
+        v_mfma_f32_4x4x4_16b_f16 a[0:3], v[2:3], v[2:3], a[0:3]
+        s_nop 7
+        s_nop 7
+        v_accvgpr_read_b32 v4, a0
+        global_store_dword v[6:7], v4, off
+        s_endpgm
+    """, "scratch-promote", verify_each=True)
+    assert out == norm("""
+        s_mov_b32 s33, 0
+        v_mov_b64_e32 v[8:9], v[0:1]
+        s_branch .LBB0_1
+        .LBB0_1:
+        v_mov_b64_e32 v[2:3], v[8:9]
+        s_waitcnt vmcnt(0)
+        s_nop 0
+        v_mfma_f32_4x4x4_16b_f16 a[0:3], v[2:3], v[2:3], a[0:3]
+        s_nop 7
+        s_nop 7
+        v_accvgpr_read_b32 v4, a0
+        global_store_dword v[6:7], v4, off
+        s_endpgm
+    """)
+    assert inst.stats["scratch-promote"]["slots-promoted"] == 1
+
+
 # -- vmcnt ----------------------------------------------------------------------------
 
 def test_vmcnt_lowered_when_a_counted_scratch_load_goes():
