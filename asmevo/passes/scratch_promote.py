@@ -192,6 +192,8 @@ class ScratchPromote(Pass):
             state.restore()
             flat = [s for g in chosen for s in g]
             lowered[0] = self._apply(kernel, module, flat)
+            if lowered[0] is None:
+                return False
             am.invalidate(kernel, frozenset())
             bad = new_violations(kernel, am, baseline)
             if not bad:
@@ -222,8 +224,10 @@ class ScratchPromote(Pass):
             state.restore()
             am.invalidate(kernel, frozenset())
             return PassResult(changed=False, stats=stats)
-        ok = attempt(kept)  # rebuild the accepted state (the last attempt may have failed)
-        assert ok, "scratch-promote: accepted slots no longer check"
+        if not attempt(kept):  # rebuild the accepted state (the last attempt may have failed)
+            state.restore()  # not expected: every attempt starts from the same snapshot
+            am.invalidate(kernel, frozenset())
+            return PassResult(changed=False, stats=stats)
         if module is not None and module.code_object is None and state.md is not None \
                 and kernel.metadata != state.md:
             # a module read from text prints its .amdgpu_metadata YAML, not Kernel.metadata
@@ -372,9 +376,10 @@ class ScratchPromote(Pass):
 
     # -- rewriting --------------------------------------------------------------
     @staticmethod
-    def _apply(kernel: Kernel, module, slots: list[_Slot]) -> int:
+    def _apply(kernel: Kernel, module, slots: list[_Slot]) -> int | None:
         """Rewrite the accesses of ``slots``, lower the waits, grow the allocation;
-        returns the number of waits lowered."""
+        returns the number of waits lowered, or ``None`` (nothing changed) when a wait in
+        a block no pass may edit would need lowering."""
         repl: dict[int, list[Instruction]] = {}
         for s in slots:
             for a in s.accesses:
@@ -385,6 +390,9 @@ class ScratchPromote(Pass):
                 else:
                     repl[id(a.inst)] = _moves(a.data, s.reg)
         waits = lower_waits(kernel, set(repl))
+        frozen = frozen_blocks(kernel, module)
+        if any(id(i) in waits for b in kernel.blocks if id(b) in frozen for i in b.instructions):
+            return None  # a wait no pass may edit would have to change
         repl.update({k: [v] for k, v in waits.items()})
         for b in kernel.blocks:
             new = []
