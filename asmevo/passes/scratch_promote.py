@@ -13,7 +13,7 @@ from ..ir import Instruction, Kernel
 from ..ir.operands import Imm, Reg, Special, base_of, reg_units
 from .base import Pass, PassResult
 from .checks import frozen_blocks, new_violations, repair_hazards, static_violations
-from .effects import FLAT_SCRATCH, effects
+from .effects import FLAT_SCRATCH, effects, is_vector_unit
 from .liveness import kernel_flow, liveness
 from .scratch_forward import _access
 
@@ -160,8 +160,15 @@ class ScratchPromote(Pass):
     adds a violation (e.g. a load whose data VGPR a pending global load also writes)
     stays in memory: slots are kept or dropped whole, by bisection.
 
+    With ``coalesce`` (a class variable, true) the new moves are then folded into their
+    neighbours (:func:`coalesce_moves`: the write feeding a store move writes the slot
+    register itself, readers of a reloaded register read the slot register), using a
+    lane-aware VGPR liveness; the result is checked again and the folding undone as a
+    whole if it adds a violation.
+
     Stats: ``slots-promoted``, ``loads-removed``, ``stores-removed``, ``vgprs-added``
-    (arch VGPR allocation growth), ``waitcnt-lowered``, ``skipped-kernels``.
+    (arch VGPR allocation growth), ``waitcnt-lowered``, ``moves-coalesced``,
+    ``skipped-kernels``.
     """
 
     name: ClassVar[str] = "scratch-promote"
@@ -169,6 +176,9 @@ class ScratchPromote(Pass):
     max_vgprs: int = field(default=MAX_ARCH_VGPRS, metadata={
         "doc": "highest arch VGPR count the allocation may grow to (<= 256)", "min": 0,
         "max": MAX_ARCH_VGPRS})
+    #: fold the new moves into their neighbours (:func:`coalesce_moves`); a class
+    #: variable, not a pipeline option, so that the default pipeline's text stays stable
+    coalesce: ClassVar[bool] = True
 
     # -- driver -----------------------------------------------------------------
     def run(self, kernel: Kernel, am) -> PassResult:
@@ -187,11 +197,13 @@ class ScratchPromote(Pass):
         state = _State(kernel, module)
         groups = [[s] for s in slots] + ([[dead]] if dead else [])
         lowered = [0]
+        created: dict = {}
 
         def attempt(chosen: list) -> bool:
             state.restore()
             flat = [s for g in chosen for s in g]
-            lowered[0] = self._apply(kernel, module, flat)
+            created.clear()
+            lowered[0] = self._apply(kernel, module, flat, created)
             if lowered[0] is None:
                 return False
             am.invalidate(kernel, frozenset())
@@ -228,6 +240,17 @@ class ScratchPromote(Pass):
             state.restore()  # not expected: every attempt starts from the same snapshot
             am.invalidate(kernel, frozenset())
             return PassResult(changed=False, stats=stats)
+        if self.coalesce:
+            snap = [list(b.instructions) for b in kernel.blocks]
+            n = coalesce_moves(kernel, created.get("load", set()), created.get("store", set()))
+            if n:
+                am.invalidate(kernel, frozenset())
+                if new_violations(kernel, am, baseline):
+                    for b, code in zip(kernel.blocks, snap):
+                        b.instructions = code
+                    am.invalidate(kernel, frozenset())
+                    n = 0
+            stats["moves-coalesced"] = n
         if module is not None and module.code_object is None and state.md is not None \
                 and kernel.metadata != state.md:
             # a module read from text prints its .amdgpu_metadata YAML, not Kernel.metadata
@@ -376,7 +399,8 @@ class ScratchPromote(Pass):
 
     # -- rewriting --------------------------------------------------------------
     @staticmethod
-    def _apply(kernel: Kernel, module, slots: list[_Slot]) -> int | None:
+    def _apply(kernel: Kernel, module, slots: list[_Slot], created: dict | None = None) \
+            -> int | None:
         """Rewrite the accesses of ``slots``, lower the waits, grow the allocation;
         returns the number of waits lowered, or ``None`` (nothing changed) when a wait in
         a block no pass may edit would need lowering."""
@@ -389,6 +413,8 @@ class ScratchPromote(Pass):
                     repl[id(a.inst)] = _moves(s.reg, a.data)
                 else:
                     repl[id(a.inst)] = _moves(a.data, s.reg)
+                if created is not None and s.reg is not None:
+                    created.setdefault(a.kind, set()).update(id(m) for m in repl[id(a.inst)])
         waits = lower_waits(kernel, set(repl))
         frozen = frozen_blocks(kernel, module)
         if any(id(i) in waits for b in kernel.blocks if id(b) in frozen for i in b.instructions):
@@ -560,3 +586,266 @@ def lower_waits(kernel: Kernel, removed: set[int]) -> dict[int, Instruction]:
             if w is not None:
                 out[id(inst)] = w
     return out
+
+
+# -- coalescing the new moves ----------------------------------------------------------
+
+#: readers and writers that touch VGPR lanes other than the active ones (or ignore EXEC)
+_CROSS_LANE = ("v_readlane", "v_readfirstlane", "v_writelane", "ds_swizzle", "ds_permute",
+               "ds_bpermute", "v_mfma", "v_smfmac", "v_permlane", "v_accvgpr")
+_DPP_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "row_mirror", "row_half_mirror",
+             "row_bcast", "row_newbcast", "wave_shl", "wave_rol", "wave_shr", "wave_ror",
+             "row_mask", "bank_mask", "bound_ctrl", "dpp8", "fi")
+_EXEC_UNITS = frozenset((("exec_lo",), ("exec_hi",)))
+
+
+def _per_lane(inst: Instruction) -> bool:
+    """Whether ``inst`` reads and writes its VGPRs only in the lanes active in EXEC
+    (a VALU, VMEM or DS instruction without DPP or cross-lane access)."""
+    e = effects(inst)
+    op = inst.opcode
+    return e.vector and e.known and not e.uses_all and e.kind in ("valu", "vmem", "ds") \
+        and not op.startswith(_CROSS_LANE) and "_dpp" not in op \
+        and not any(inst.has_mod(m) for m in _DPP_MODS)
+
+
+def _tied(inst: Instruction) -> bool:
+    """Whether ``inst``'s destination keeps or reads its old value (DPP, SDWA, op_sel,
+    ``v_fmac``-style accumulators...).  :func:`asmevo.passes.effects.effects` also calls
+    a write partial when a source merely names the destination register
+    (``v_add_u32 v3, v3, v4``); those sources are moved away (index xor 128) to ask it
+    about the instruction itself."""
+    e = effects(inst)
+    if not e.partial:
+        return False
+    nd = e.ndefs
+    if nd < 1:
+        return True
+    dst = set()
+    for o in inst.operands[:nd]:
+        dst.update(reg_units(o))
+    ops = list(inst.operands)
+    moved = False
+    for k in range(nd, len(ops)):
+        r = base_of(ops[k])
+        if isinstance(r, Reg) and r.file in ("v", "a") and set(reg_units(r)) & dst:
+            from ..ir.operands import Src
+            nr = Reg(r.file, r.index ^ 128, r.count)
+            o = ops[k]
+            ops[k] = Src(nr, o.neg, o.abs, o.sext, o.style) if isinstance(o, Src) else nr
+            moved = True
+    return not moved or effects(inst.evolve(operands=ops)).partial
+
+
+def _vector_transfer(insts, live: set) -> set:
+    """VGPR/AGPR units live before ``insts`` given ``live`` after them, lane-aware.
+
+    A read by a per-lane instruction (:func:`_per_lane`) that a full per-lane write of
+    the register precedes in the same block, with no EXEC write in between, reads
+    only lanes that write set: it does not make the register live before the write.
+    Every other read (cross-lane, DPP, MFMA, or across an EXEC write) keeps it live
+    in every lane, and writes never end a live range otherwise (a VALU write leaves
+    the inactive lanes alone; CDNA3 ISA guide "Vector ALU operations", EXEC).
+    """
+    strong = {u for u in live if is_vector_unit(u)}
+    loc: set = set()
+    for inst in reversed(insts):
+        e = effects(inst)
+        if e.defs_may & _EXEC_UNITS:
+            strong |= loc
+            loc = set()
+        pl = _per_lane(inst)
+        if pl and not e.partial:
+            loc.difference_update(u for u in e.defs_must if is_vector_unit(u))
+        for u in e.uses:
+            if is_vector_unit(u):
+                (loc if pl else strong).add(u)
+    return strong | loc
+
+
+def _vector_live_out(kernel: Kernel) -> list[set]:
+    """Per block, the VGPR/AGPR units live after it (:func:`_vector_transfer` to a
+    fixpoint over :func:`asmevo.passes.liveness.kernel_flow`; exits have none)."""
+    flow = kernel_flow(kernel)
+    n = len(kernel.blocks)
+    lin: list[set] = [set() for _ in range(n)]
+    lout: list[set] = [set() for _ in range(n)]
+    pred = flow.pred
+    work = list(range(n - 1, -1, -1))
+    while work:
+        b = work.pop()
+        out = set()
+        for s in flow.succ[b]:
+            out |= lin[s]
+        lout[b] = out
+        new = _vector_transfer(kernel.blocks[b].instructions, set(out))
+        if new != lin[b]:
+            lin[b] = new
+            work.extend(p for p in pred[b] if p not in work)
+    return lout
+
+
+def _units_of(r: Reg) -> set:
+    return set(reg_units(r))
+
+
+def _rename_reads(inst: Instruction, old: Reg, new: Reg) -> Instruction | None:
+    """``inst`` reading ``new`` where it read ``old`` (same width), type-checked; ``None``
+    when a read overlaps ``old`` without being exactly it, or the result is illegal."""
+    from ..errors import AsmevoError
+    from ..frontend.typecheck import check_instruction
+    from ..ir.operands import Src
+    e = effects(inst)
+    ndefs = e.ndefs if e.ndefs >= 0 else None
+    if ndefs is None:
+        return None
+    ops = list(inst.operands)
+    ou = _units_of(old)
+    for k in range(ndefs, len(ops)):
+        r = base_of(ops[k])
+        if not isinstance(r, Reg) or not (set(reg_units(r)) & ou):
+            continue
+        if r != old:
+            return None
+        o = ops[k]
+        ops[k] = Src(new, o.neg, o.abs, o.sext, o.style) if isinstance(o, Src) else new
+    if any(set(reg_units(o)) & ou for o in ops[:ndefs]) and _tied(inst):
+        return None  # a tied destination reads old too
+    out = inst.evolve(operands=ops)
+    try:
+        check_instruction(out)
+    except AsmevoError:
+        return None
+    except ImportError:
+        pass
+    return out
+
+
+def coalesce_moves(kernel: Kernel, load_moves: set[int], store_moves: set[int]) -> int:
+    """Fold the moves :class:`ScratchPromote` created into their neighbours, in one block
+    and one EXEC epoch; returns how many moves were deleted.
+
+    * A store move ``v_mov vS, vX`` whose ``vX`` was last written by a per-lane full
+      write ``D`` of exactly ``vX``, with nothing in between touching ``vX``, ``vS`` or
+      EXEC, and ``vX`` not live after the move: ``D`` writes ``vS`` instead and the move
+      goes (``v_add v1, v1, 1; v_mov v12, v1`` -> ``v_add v12, v1, 1``).
+    * A load move ``v_mov vX, vS``: later per-lane readers of ``vX`` in the block read
+      ``vS`` instead, up to a write of ``vX``, ``vS`` or EXEC; the move goes when ``vX``
+      is then not live after it.
+
+    Liveness is lane-aware (:func:`_vector_transfer`): ``vX`` is dead when every later
+    read of it in any lane is preceded by a full write under the same EXEC.  The caller
+    checks the result with the static checks.
+    """
+    deleted = 0
+    for _ in range(4):
+        changed = 0
+        lout = _vector_live_out(kernel)
+        for bi, blk in enumerate(kernel.blocks):
+            i = 0
+            while i < len(blk.instructions):
+                inst = blk.instructions[i]
+                if id(inst) in store_moves and _fold_store(blk, i, lout[bi]):
+                    changed += 1
+                    deleted += 1
+                    lout = _vector_live_out(kernel)
+                    continue
+                if id(inst) in load_moves and _forward_load(blk, i, lout[bi]):
+                    changed += 1
+                    deleted += 1
+                    lout = _vector_live_out(kernel)
+                    continue
+                i += 1
+        if not changed:
+            break
+    return deleted
+
+
+def _live_after(blk, i: int, live_out: set) -> set:
+    return _vector_transfer(blk.instructions[i + 1:], set(live_out))
+
+
+def _fold_store(blk, i: int, live_out: set) -> bool:
+    """Store move ``v_mov vS, vX`` at ``i``: retarget the write ``D`` of ``vX`` to ``vS``
+    and delete the move (see :func:`coalesce_moves`); later reads of ``vX`` in the epoch
+    read ``vS``.  Returns whether the block changed."""
+    mv = blk.instructions[i]
+    vs, vx = mv.operands
+    if not (isinstance(vs, Reg) and isinstance(vx, Reg)):
+        return False
+    xu, su = _units_of(vx), _units_of(vs)
+    for j in range(i - 1, -1, -1):
+        d = blk.instructions[j]
+        e = effects(d)
+        if e.defs_may & _EXEC_UNITS:
+            return False
+        vdefs = {u for u in e.defs_may if is_vector_unit(u)}
+        if vdefs & xu and d.operands and base_of(d.operands[0]) == vx:
+            if vdefs != xu or not _per_lane(d) or _tied(d) or e.ndefs < 1 \
+                    or d.operands[0] is not base_of(d.operands[0]):
+                return False
+            new = _rename_after(blk.instructions, i + 1, vx, vs)
+            if new is None or xu & _vector_transfer(new[i + 1:], set(live_out)):
+                return False
+            nd = _retarget(d, vs)
+            if nd is None:
+                return False
+            new[j] = nd
+            del new[i]
+            blk.instructions = new
+            return True
+        if (e.uses | e.defs_may) & (xu | su):
+            return False
+    return False
+
+
+def _rename_after(insts: list, start: int, vx: Reg, vs: Reg) -> list | None:
+    """A copy of ``insts`` whose per-lane reads of ``vx`` from ``start`` on read ``vs``,
+    up to (and including the reads of) the first instruction writing ``vx``, ``vs`` or
+    EXEC (not included when it writes EXEC) or reading ``vx`` in a way that cannot be
+    renamed; ``None`` never (the stop simply leaves later reads alone)."""
+    xu, su = _units_of(vx), _units_of(vs)
+    new = list(insts)
+    for j in range(start, len(new)):
+        r = new[j]
+        e = effects(r)
+        if e.defs_may & _EXEC_UNITS:
+            break
+        if e.uses & xu:
+            if not _per_lane(r):
+                break
+            rr = _rename_reads(r, vx, vs)
+            if rr is None:
+                break
+            new[j] = rr
+        if e.defs_may & (xu | su):
+            break
+    return new
+
+
+def _retarget(d: Instruction, vs: Reg) -> Instruction | None:
+    from ..errors import AsmevoError
+    from ..frontend.typecheck import check_instruction
+    out = d.evolve(operands=[vs] + list(d.operands[1:]))
+    try:
+        check_instruction(out)
+    except AsmevoError:
+        return None
+    except ImportError:
+        pass
+    return out
+
+
+def _forward_load(blk, i: int, live_out: set) -> bool:
+    """Load move ``v_mov vX, vS`` at ``i``: later reads of ``vX`` read ``vS``; the move
+    goes when ``vX`` is then dead after it.  Returns whether the block changed."""
+    mv = blk.instructions[i]
+    vx, vs = mv.operands
+    if not (isinstance(vs, Reg) and isinstance(vx, Reg)):
+        return False
+    new = _rename_after(blk.instructions, i + 1, vx, vs)
+    if new is None or _units_of(vx) & _vector_transfer(new[i + 1:], set(live_out)):
+        return False
+    del new[i]
+    blk.instructions = new
+    return True

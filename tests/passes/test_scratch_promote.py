@@ -15,16 +15,36 @@ from asmevo.passes.scratch_promote import ScratchPromote, lower_waits
 from passes_helpers import code, norm, opt
 
 
+class _RawPromote(ScratchPromote):
+    """The promotion alone, without folding the new moves (coalesce_moves is tested
+    below); its stats are still reported under ``scratch-promote``."""
+
+    name = "scratch-promote-raw"
+    coalesce = False
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _registered():
-    """Register the pass for these tests unless the registry already has it."""
+    """Register the pass for these tests unless the registry already has it, and the
+    raw variant."""
     from asmevo.passes.registry import lookup, register_pass, unregister_pass
     mine = lookup("scratch-promote") is None
     if mine:
         register_pass(ScratchPromote, origin="test")
+    register_pass(_RawPromote, origin="test")
     yield
+    unregister_pass("scratch-promote-raw")
     if mine:
         unregister_pass("scratch-promote")
+
+
+RAW = "scratch-promote-raw"
+
+
+def _s(inst):
+    """The pass's counters from an Instrumentation (raw or coalescing variant)."""
+    return inst.stats["scratch-promote-raw" if "scratch-promote-raw" in inst.stats
+                      else "scratch-promote"]
 
 
 def _body(src: str) -> str:
@@ -59,7 +79,7 @@ LOOP = """
 
 
 def test_promotes_slots_across_a_branch_and_a_loop():
-    out, inst = opt(LOOP, "scratch-promote", verify_each=True)
+    out, inst = opt(LOOP, RAW, verify_each=True)
     # offset 4 (4 accesses) gets the first free VGPR v8, offset 8 (3 accesses) v9; the
     # store in the conditional block and the loop-carried store/load use the same VGPR
     assert out == norm("""
@@ -84,7 +104,7 @@ def test_promotes_slots_across_a_branch_and_a_loop():
         global_store_dword v[6:7], v5, off
         s_endpgm
     """)
-    s = inst.stats["scratch-promote"]
+    s = _s(inst)
     assert (s["slots-promoted"], s["loads-removed"], s["stores-removed"]) == (2, 3, 4)
 
 
@@ -102,7 +122,7 @@ def test_wide_slots_use_aligned_64_bit_moves_and_cache_bits_are_ignored():
         global_store_dwordx4 v[20:21], v[8:11], off
         global_store_dwordx3 v[20:21], v[12:14], off
         s_endpgm
-    """, "scratch-promote", verify_each=True)
+    """, RAW, verify_each=True)
     assert out == norm("""
         s_mov_b32 s33, 0
         v_mov_b64_e32 v[16:17], v[0:1]
@@ -120,7 +140,7 @@ def test_wide_slots_use_aligned_64_bit_moves_and_cache_bits_are_ignored():
         global_store_dwordx3 v[20:21], v[12:14], off
         s_endpgm
     """)
-    assert inst.stats["scratch-promote"]["slots-promoted"] == 2
+    assert _s(inst)["slots-promoted"] == 2
 
 
 def test_off_base_and_stores_never_loaded():
@@ -134,7 +154,7 @@ def test_off_base_and_stores_never_loaded():
         global_store_dword v[6:7], v3, off
         .LBB0_2:
         s_endpgm
-    """, "scratch-promote")
+    """, RAW)
     # offset 8 is never loaded: its store goes; offset 4 lives in v0? no: v0 is not named
     # by the kernel, so it is free and the lowest
     assert out == norm("""
@@ -146,7 +166,7 @@ def test_off_base_and_stores_never_loaded():
         .LBB0_2:
         s_endpgm
     """)
-    s = inst.stats["scratch-promote"]
+    s = _s(inst)
     assert (s["slots-promoted"], s["loads-removed"], s["stores-removed"]) == (1, 1, 2)
 
 
@@ -167,7 +187,7 @@ def test_partial_overlap_and_byte_access_stay_in_memory():
         v_add_u32_e32 v4, v4, v6
         global_store_dword v[0:1], v4, off
         s_endpgm
-    """, "scratch-promote", verify_each=True)
+    """, RAW, verify_each=True)
     # [8,16) is overlapped by a load of [12,16); [4,8) has a byte store; only [16,20) moves.
     # The wait that covered three scratch loads now covers two: vmcnt(0) stays vmcnt(0)
     assert out == norm("""
@@ -221,9 +241,9 @@ SIMPLE = """
 ])
 def test_left_alone(extra):
     src = SIMPLE.format(extra=extra)
-    out, inst = opt(src, "scratch-promote")
+    out, inst = opt(src, RAW)
     assert out == _body(src)
-    assert inst.stats["scratch-promote"]["slots-promoted"] == 0
+    assert _s(inst)["slots-promoted"] == 0
 
 
 def test_left_alone_when_the_base_is_read_before_it_is_set():
@@ -238,7 +258,7 @@ def test_left_alone_when_the_base_is_read_before_it_is_set():
         global_store_dword v[4:5], v2, off
         s_endpgm
     """
-    out, _ = opt(src, "scratch-promote")
+    out, _ = opt(src, RAW)
     assert out == _body(src)
 
 
@@ -261,7 +281,7 @@ def test_load_racing_a_pending_global_load_stays_in_memory():
         v_add_u32_e32 v4, v4, v5
         global_store_dword v[6:7], v4, off
         s_endpgm
-    """, "scratch-promote", verify_each=True)
+    """, RAW, verify_each=True)
     assert out == norm("""
         s_mov_b32 s33, 0
         scratch_store_dword off, v1, s33 offset:4
@@ -296,7 +316,7 @@ def test_new_hazard_is_repaired_with_a_nop():
         v_accvgpr_read_b32 v4, a0
         global_store_dword v[6:7], v4, off
         s_endpgm
-    """, "scratch-promote", verify_each=True)
+    """, RAW, verify_each=True)
     assert out == norm("""
         s_mov_b32 s33, 0
         v_mov_b64_e32 v[8:9], v[0:1]
@@ -312,7 +332,7 @@ def test_new_hazard_is_repaired_with_a_nop():
         global_store_dword v[6:7], v4, off
         s_endpgm
     """)
-    assert inst.stats["scratch-promote"]["slots-promoted"] == 1
+    assert _s(inst)["slots-promoted"] == 1
 
 
 # -- vmcnt ----------------------------------------------------------------------------
@@ -332,7 +352,7 @@ def test_vmcnt_lowered_when_a_counted_scratch_load_goes():
         v_add_u32_e32 v6, v4, v5
         global_store_dword v[2:3], v6, off
         s_endpgm
-    """, "scratch-promote", verify_each=True)
+    """, RAW, verify_each=True)
     # vmcnt(1) waited for the global load; with the scratch load gone it must be vmcnt(0)
     assert out == norm("""
         s_mov_b32 s33, 0
@@ -348,7 +368,7 @@ def test_vmcnt_lowered_when_a_counted_scratch_load_goes():
         global_store_dword v[2:3], v6, off
         s_endpgm
     """)
-    assert inst.stats["scratch-promote"]["waitcnt-lowered"] == 1
+    assert _s(inst)["waitcnt-lowered"] == 1
 
 
 def test_vmcnt_lowering_takes_the_worst_path():
@@ -385,7 +405,7 @@ def test_vmcnt_lowering_takes_the_worst_path():
     sstore = next(i for i in k.instructions() if i.opcode == "scratch_store_dword")
     assert [w.text() for w in lower_waits(k, {id(sload), id(sstore)}).values()] == \
         ["s_waitcnt vmcnt(1)"]
-    out, _ = opt(src, "scratch-promote", verify_each=True)
+    out, _ = opt(src, RAW, verify_each=True)
     assert "s_waitcnt vmcnt(1)" in out.splitlines()
     assert "scratch_" not in out
 
@@ -418,7 +438,7 @@ def test_vmcnt_lowering_through_a_loop():
     # the scratch store alone is never among the youngest at that wait: nothing changes
     sstore = next(i for i in k.instructions() if i.opcode == "scratch_store_dword")
     assert lower_waits(k, {id(sstore)}) == {}
-    out, _ = opt(src, "scratch-promote", verify_each=True)
+    out, _ = opt(src, RAW, verify_each=True)
     assert "scratch_" not in out and "s_waitcnt vmcnt(1)" not in out
 
 
@@ -467,7 +487,7 @@ def test_allocation_grows_past_accum_offset_with_agprs(llvm_mc, tmp_path):
     """v0-v5 used, ACCUM_OFFSET 8, one AGPR: the slots take v6, v7 and v[8:9], so arch
     VGPRs must end at 12 (a multiple of 4) and the AGPR moves to unified 12."""
     m = parse_asm(_module(ALLOC, 9, 8), "k.s")
-    inst = run_pipeline(m, "scratch-promote", verify_each=True)
+    inst = run_pipeline(m, RAW, verify_each=True)
     assert code(m) == norm("""
         s_mov_b32 s33, 0
         v_accvgpr_write_b32 a0, v0
@@ -487,7 +507,7 @@ def test_allocation_grows_past_accum_offset_with_agprs(llvm_mc, tmp_path):
     """)
     f = m.amdhsa_kernel("k").fields
     assert (f[".amdhsa_accum_offset"], f[".amdhsa_next_free_vgpr"]) == ("12", "13")
-    s = inst.stats["scratch-promote"]
+    s = _s(inst)
     assert (s["slots-promoted"], s["vgprs-added"]) == (3, 4)
     _assemble(llvm_mc, tmp_path, m)
 
@@ -496,7 +516,7 @@ def test_allocation_grows_without_agprs(llvm_mc, tmp_path):
     body = ALLOC.replace("v_accvgpr_write_b32 a0, v0\n", "").replace(
         "v_accvgpr_read_b32 v4, a0", "v_mov_b32_e32 v4, v0")
     m = parse_asm(_module(body, 6, 8), "k.s")
-    run_pipeline(m, "scratch-promote", verify_each=True)
+    run_pipeline(m, RAW, verify_each=True)
     f = m.amdhsa_kernel("k").fields
     assert (f[".amdhsa_accum_offset"], f[".amdhsa_next_free_vgpr"]) == ("12", "10")
     assert "scratch_" not in code(m)
@@ -507,10 +527,10 @@ def test_no_growth_when_free_registers_suffice():
     body = ALLOC.replace("scratch_store_dwordx2 off, v[2:3], s33 offset:8\n", "").replace(
         "scratch_load_dwordx2 v[2:3], off, s33 offset:8\n", "")
     m = parse_asm(_module(body, 9, 8), "k.s")
-    inst = run_pipeline(m, "scratch-promote", verify_each=True)
+    inst = run_pipeline(m, RAW, verify_each=True)
     f = m.amdhsa_kernel("k").fields
     assert (f[".amdhsa_accum_offset"], f[".amdhsa_next_free_vgpr"]) == ("8", "9")
-    s = inst.stats["scratch-promote"]
+    s = _s(inst)
     assert (s["slots-promoted"], s["vgprs-added"]) == (2, 0)
 
 
@@ -518,7 +538,7 @@ def test_most_accessed_slots_first_when_registers_run_short():
     """With ``max-vgprs=8`` only v6 and v7 are free: the two dword slots fit, the x2 slot
     (needing an aligned pair) stays in memory."""
     m = parse_asm(_module(ALLOC, 9, 8), "k.s")
-    run_pipeline(m, "scratch-promote<max-vgprs=8>", verify_each=True)
+    run_pipeline(m, "scratch-promote-raw<max-vgprs=8>", verify_each=True)
     out = code(m)
     assert "scratch_store_dwordx2 off, v[2:3], s33 offset:8" in out
     assert "scratch_load_dwordx2 v[2:3], off, s33 offset:8" in out
@@ -532,12 +552,12 @@ def test_slot_beyond_the_private_segment_stays_in_memory():
     which a VGPR does not), so only the slots below 32 are promoted."""
     body = ALLOC.replace("offset:16", "offset:32")
     m = parse_asm(_module(body, 9, 8), "k.s")
-    inst = run_pipeline(m, "scratch-promote", verify_each=True)
+    inst = run_pipeline(m, RAW, verify_each=True)
     out = code(m)
     assert "scratch_store_dword off, v4, s33 offset:32" in out
     assert "scratch_load_dword v4, off, s33 offset:32" in out
     assert out.count("scratch_") == 2
-    assert inst.stats["scratch-promote"]["slots-promoted"] == 2
+    assert _s(inst)["slots-promoted"] == 2
 
 
 def test_no_growth_when_a_vgpr_name_aliases_an_agpr():
@@ -546,9 +566,9 @@ def test_no_growth_when_a_vgpr_name_aliases_an_agpr():
     (v0, v[6:7]) are used and the third slot stays in memory."""
     body = ALLOC.replace("v_accvgpr_write_b32 a0, v0", "v_accvgpr_write_b32 a0, v8")
     m = parse_asm(_module(body, 9, 8), "k.s")
-    inst = run_pipeline(m, "scratch-promote")
+    inst = run_pipeline(m, RAW)
     out = code(m)
-    assert out.count("scratch_") == 2 and inst.stats["scratch-promote"]["slots-promoted"] == 2
+    assert out.count("scratch_") == 2 and _s(inst)["slots-promoted"] == 2
     assert "v_mov_b64_e32 v[6:7], v[2:3]" in out and "v_mov_b32_e32 v0, v1" in out
     f = m.amdhsa_kernel("k").fields
     assert (f[".amdhsa_accum_offset"], f[".amdhsa_next_free_vgpr"]) == ("8", "9")
@@ -571,10 +591,10 @@ def test_nothing_beyond_v255():
         global_store_dword v[6:7], v5, off
         s_endpgm
     """
-    out, inst = opt(src, "scratch-promote")
+    out, inst = opt(src, RAW)
     assert "v_mov_b32_e32 v255, v1" in out and "v_mov_b32_e32 v5, v255" in out
     assert "scratch_load_dwordx2 v[6:7], off, s33 offset:8" in out
-    assert inst.stats["scratch-promote"]["slots-promoted"] == 1
+    assert _s(inst)["slots-promoted"] == 1
 
 
 # -- corpus ----------------------------------------------------------------------------
@@ -659,7 +679,7 @@ def test_flat_store_into_the_private_aperture_blocks_promotion(corpus_dir):
         return m
     m = load_text()
     before = code(m)
-    run_pipeline(m, "scratch-promote", verify_each=True)
+    run_pipeline(m, RAW, verify_each=True)
     assert code(m) == before
     original = run(m)
     # the same promotion with the flat check switched off gives another result
@@ -675,3 +695,137 @@ def test_flat_store_into_the_private_aperture_blocks_promotion(corpus_dir):
     assert "scratch_" not in code(forced)
     promoted = run(forced)
     assert any(not np.array_equal(original[k], promoted[k]) for k in original)
+
+
+# -- coalescing the new moves ----------------------------------------------------------
+
+def test_coalesced_loop_keeps_the_variables_in_their_vgprs():
+    """With the moves folded, ``i = 0; x = ...; do i += x while ...`` runs on v8/v9 alone."""
+    out, inst = opt(LOOP, "scratch-promote", verify_each=True)
+    assert out == norm("""
+        s_mov_b32 s33, 0
+        v_mov_b32_e32 v8, 0
+        v_mov_b32_e32 v9, v0
+        s_cmp_eq_u32 s0, 0
+        s_cbranch_scc1 .LBB0_2
+        v_add_u32_e32 v9, 1, v0
+        .LBB0_2:
+        s_waitcnt vmcnt(0)
+        v_add_u32_e32 v8, v8, v9
+        v_cmp_gt_u32_e32 vcc, 10, v8
+        s_cbranch_vccnz .LBB0_2
+        s_waitcnt vmcnt(0)
+        global_store_dword v[6:7], v8, off
+        s_endpgm
+    """)
+    assert _s(inst)["moves-coalesced"] == 6
+
+
+FOLD = """
+    k:
+    s_mov_b32 s33, 0
+    v_add_u32_e32 v1, 1, v0
+    scratch_store_dword off, v1, s33 offset:4
+    s_mov_b64 s[4:5], exec
+    {narrow}
+    v_mov_b32_e32 v1, 0
+    {widen}
+    global_store_dword v[4:5], v1, off
+    s_branch .LBB0_1
+    .LBB0_1:
+    scratch_load_dword v2, off, s33 offset:4
+    s_waitcnt vmcnt(0)
+    global_store_dword v[4:5], v2, off
+    s_endpgm
+"""
+
+
+def test_fold_when_the_register_is_rewritten_under_the_same_exec():
+    out, _ = opt(FOLD.format(narrow="", widen=""), "scratch-promote", verify_each=True)
+    # the add writes the slot register directly; the reload is forwarded into the store
+    assert out == norm("""
+        s_mov_b32 s33, 0
+        v_add_u32_e32 v3, 1, v0
+        s_mov_b64 s[4:5], exec
+        v_mov_b32_e32 v1, 0
+        global_store_dword v[4:5], v1, off
+        s_branch .LBB0_1
+        .LBB0_1:
+        s_waitcnt vmcnt(0)
+        global_store_dword v[4:5], v3, off
+        s_endpgm
+    """)
+
+
+def test_no_fold_when_other_lanes_still_read_the_register():
+    """``v_mov v1, 0`` runs under a narrower EXEC: the lanes it skips still hold the sum,
+    which the store after EXEC is restored reads, so the add must keep writing v1."""
+    out, _ = opt(FOLD.format(narrow="s_and_b64 exec, exec, s[2:3]", widen="s_mov_b64 exec, s[4:5]"),
+                 "scratch-promote", verify_each=True)
+    assert out == norm("""
+        s_mov_b32 s33, 0
+        v_add_u32_e32 v1, 1, v0
+        v_mov_b32_e32 v3, v1
+        s_mov_b64 s[4:5], exec
+        s_and_b64 exec, exec, s[2:3]
+        v_mov_b32_e32 v1, 0
+        s_mov_b64 exec, s[4:5]
+        global_store_dword v[4:5], v1, off
+        s_branch .LBB0_1
+        .LBB0_1:
+        s_waitcnt vmcnt(0)
+        global_store_dword v[4:5], v3, off
+        s_endpgm
+    """)
+
+
+BRANCH = """
+    k:
+    s_mov_b32 s33, 0
+    v_add_u32_e32 v1, 1, v0
+    scratch_store_dword off, v1, s33 offset:4
+    s_and_saveexec_b64 s[4:5], vcc
+    s_cbranch_execz .LBB0_2
+    v_mov_b32_e32 v1, 0
+    v_add_u32_e32 v2, v1, v1
+    global_store_dword v[4:5], v2, off
+    .LBB0_2:
+    s_or_b64 exec, exec, s[4:5]
+    {join_read}
+    scratch_load_dword v3, off, s33 offset:4
+    s_waitcnt vmcnt(0)
+    global_store_dword v[4:5], v3, off
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("join_read, folded", [
+    ("", True),                                      # v1's only later read is covered
+    ("global_store_dword v[4:5], v1, off", False),   # lanes that skipped the branch read it
+])
+def test_fold_across_a_divergent_branch(join_read, folded):
+    out, _ = opt(BRANCH.format(join_read=join_read), "scratch-promote", verify_each=True)
+    lines = out.splitlines()
+    assert ("v_add_u32_e32 v6, 1, v0" in lines) == folded  # v6: the slot
+    assert ("v_add_u32_e32 v1, 1, v0" in lines) != folded
+    assert not any(line.startswith("scratch_") for line in lines)
+
+
+def test_no_fold_into_a_tied_accumulator():
+    """``v_fmac v1, v2, v3`` reads v1 as its accumulator: it cannot write the slot
+    register instead, so the store move stays."""
+    out, _ = opt("""
+        k:
+        s_mov_b32 s33, 0
+        v_fmac_f32_e32 v1, v2, v3
+        scratch_store_dword off, v1, s33 offset:4
+        v_mov_b32_e32 v1, 0
+        s_branch .LBB0_1
+        .LBB0_1:
+        scratch_load_dword v2, off, s33 offset:4
+        s_waitcnt vmcnt(0)
+        global_store_dword v[4:5], v2, off
+        s_endpgm
+    """, "scratch-promote", verify_each=True)
+    assert "v_fmac_f32_e32 v1, v2, v3" in out.splitlines()
+    assert "v_mov_b32_e32 v0, v1" in out.splitlines()
