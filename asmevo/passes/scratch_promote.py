@@ -599,14 +599,23 @@ _DPP_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "row_mirror", "row_ha
 _EXEC_UNITS = frozenset((("exec_lo",), ("exec_hi",)))
 
 
+_PER_LANE: dict[tuple, bool] = {}
+
+
 def _per_lane(inst: Instruction) -> bool:
     """Whether ``inst`` reads and writes its VGPRs only in the lanes active in EXEC
-    (a VALU, VMEM or DS instruction without DPP or cross-lane access)."""
-    e = effects(inst)
-    op = inst.opcode
-    return e.vector and e.known and not e.uses_all and e.kind in ("valu", "vmem", "ds") \
-        and not op.startswith(_CROSS_LANE) and "_dpp" not in op \
-        and not any(inst.has_mod(m) for m in _DPP_MODS)
+    (a VALU, VMEM or DS instruction without DPP or cross-lane access); memoised per
+    instruction text."""
+    k = inst.key()
+    r = _PER_LANE.get(k)
+    if r is None:
+        e = effects(inst)
+        op = inst.opcode
+        r = _PER_LANE[k] = bool(
+            e.vector and e.known and not e.uses_all and e.kind in ("valu", "vmem", "ds")
+            and not op.startswith(_CROSS_LANE) and "_dpp" not in op
+            and not any(inst.has_mod(m) for m in _DPP_MODS))
+    return r
 
 
 def _tied(inst: Instruction) -> bool:
@@ -740,29 +749,23 @@ def coalesce_moves(kernel: Kernel, load_moves: set[int], store_moves: set[int]) 
     deleted = 0
     for _ in range(4):
         changed = 0
+        # One liveness per round: the edits only remove reads and writes of the non-slot
+        # registers they ask about (and add reads of slot registers), so the sets stay
+        # over-approximations of those registers' liveness until the next round.
         lout = _vector_live_out(kernel)
         for bi, blk in enumerate(kernel.blocks):
             i = 0
             while i < len(blk.instructions):
                 inst = blk.instructions[i]
-                if id(inst) in store_moves and _fold_store(blk, i, lout[bi]):
+                if (id(inst) in store_moves and _fold_store(blk, i, lout[bi])) or \
+                        (id(inst) in load_moves and _forward_load(blk, i, lout[bi])):
                     changed += 1
-                    deleted += 1
-                    lout = _vector_live_out(kernel)
-                    continue
-                if id(inst) in load_moves and _forward_load(blk, i, lout[bi]):
-                    changed += 1
-                    deleted += 1
-                    lout = _vector_live_out(kernel)
                     continue
                 i += 1
+        deleted += changed
         if not changed:
             break
     return deleted
-
-
-def _live_after(blk, i: int, live_out: set) -> set:
-    return _vector_transfer(blk.instructions[i + 1:], set(live_out))
 
 
 def _fold_store(blk, i: int, live_out: set) -> bool:
