@@ -217,7 +217,8 @@ def set_register_counts(kernel: Kernel, module, new: dict, min_s: int = 0) -> No
                                accum_offset_vgprs=min(arch, 256) if vg else None)
     updates = []
     if vg:
-        updates += [(".vgpr_count", new["v"], ".amdhsa_next_free_vgpr", max(total_v, 1)),
+        # metadata .vgpr_count is the unified total (AMDGPUUsage; LLVM getTotalNumVGPRs)
+        updates += [(".vgpr_count", total_v, ".amdhsa_next_free_vgpr", max(total_v, 1)),
                     (".agpr_count", new.get("a", 0), ".amdhsa_accum_offset", min(arch, 256))]
     if sgprs is not None:
         updates.append((".sgpr_count", sgprs + EXTRA_SGPRS, ".amdhsa_next_free_sgpr",

@@ -125,6 +125,12 @@ class ScratchForward(Pass):
                     return None
         if not any_scratch or base is None:
             return None
+        # the base must be set on every path before it is read: a value live at entry
+        # (whatever the launch left in it) would make "the same offset" two addresses
+        from .liveness import liveness
+        live = liveness(kernel)
+        if live.live_in and set(reg_units(base)) & live.live_in[0]:
+            return None
         for inst in kernel.instructions():
             if set(reg_units(base)) & effects(inst).defs_may:
                 if inst.opcode != "s_mov_b32" or not isinstance(inst.operands[1], Imm):

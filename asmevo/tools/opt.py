@@ -125,6 +125,8 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False,
             sys.stderr.write(f"{PROG}: {shown or out_path}: code object "
                              f"{'patched in place' if how == 'patched' else 'rebuilt'}\n")
         return
+    from ..backend.rebuild import sync_text_metadata
+    sync_text_metadata(module)   # passes that change register counts edit Kernel.metadata
     text = print_module(module)
     if out_path == "-":
         sys.stdout.write(text)
