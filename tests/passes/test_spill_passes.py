@@ -138,3 +138,19 @@ def test_reload_kept_when_a_path_changes_the_register():
     """
     out, _ = opt(src, "redundant-move")
     assert out == norm(src.replace("k:\n", ""))
+
+
+def test_scratch_left_alone_when_the_base_is_read_before_it_is_set():
+    """s33 holds whatever the launch left in it for the first access, then 0: the
+    two accesses at offset 4 may be different addresses."""
+    src = """
+        k:
+        scratch_store_dword off, v1, s33 offset:4
+        s_mov_b32 s33, 0
+        scratch_load_dword v2, off, s33 offset:4
+        s_waitcnt vmcnt(0)
+        global_store_dword v[4:5], v2, off
+        s_endpgm
+    """
+    out, _ = opt(src, "scratch-forward")
+    assert out == norm(src.replace("k:\n", "", 1))
