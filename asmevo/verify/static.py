@@ -499,6 +499,8 @@ def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel,
                         if wc_analysis is None:
                             wc_analysis = WaitcntAnalysis(kc, AnalysisManager(cand_mod))
                         idle = wc_analysis.idle_counters(bi, p, ec)
+                        busy = [n for n in NAMES if n not in idle]
+                        idle |= _unneeded_waits(kc, cand_mod, bi, p, ec, busy)
                     except Exception:  # noqa: BLE001 - no waiver without the analysis
                         idle = set()
                 need = tuple(MAX[c] if NAMES[c] in idle else need[c] for c in range(3))
@@ -512,6 +514,44 @@ def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel,
                         "signature": ("weakened", bi, x.text()), "instruction": x.text(),
                         "block": bi, "required": req})
     return out
+
+
+#: ``s_waitcnt`` simm16 that waits for one counter to reach 0 and leaves the others at
+#: their maximum (ISA_NOTES section 8: vmcnt bits 3:0 and 15:14, expcnt 6:4, lgkmcnt 11:8)
+_FULL_WAIT = {"vmcnt": 0x0F70, "lgkmcnt": 0xC07F, "expcnt": 0xCF0F}
+
+
+def _unneeded_waits(kc: Kernel, cand_mod: Module | None, bi: int, p: int, ec: int,
+                    names: list[str], limit: int = 48) -> set[str]:
+    """Counters among ``names`` for which a wait-for-all (count 0) inserted at any point
+    of the candidate's window ``[p, ec]`` of block ``bi`` would be required for nothing:
+    :meth:`~asmevo.analysis.waitcnt.WaitcntAnalysis.required` (register uses and
+    memory-order points, the same test that decides which of the original's waits are
+    needed) gives that counter's maximum at every point.  The candidate is changed
+    only temporarily.  Windows longer than ``limit`` instructions are not tried (empty
+    set: no waiver)."""
+    from ..analysis import AnalysisManager
+    from ..analysis.waitcnt import MAX, NAMES, WaitcntAnalysis
+    from ..ir import Imm, Instruction
+    if not names or ec - p + 1 > limit:
+        return set()
+    insts = kc.blocks[bi].instructions
+    left = set(names)
+    for q in range(p, ec + 1):
+        for nm in sorted(left):
+            w = Instruction("s_waitcnt", [Imm(_FULL_WAIT[nm], hex(_FULL_WAIT[nm]))])
+            insts.insert(q, w)
+            try:
+                req = WaitcntAnalysis(kc, AnalysisManager(cand_mod)).required(w)
+            except Exception:  # noqa: BLE001 - no waiver without the analysis
+                req = None
+            finally:
+                del insts[q]
+            if req is None or req[nm] < MAX[NAMES.index(nm)]:
+                left.discard(nm)
+        if not left:
+            break
+    return left
 
 
 def _unaligned_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> str | None:

@@ -62,3 +62,18 @@ def test_a_store_still_outstanding_counts_too():
         s_endpgm
     """)
     assert len(out) == 1 and "vmcnt(0)" in out[0]["message"]
+
+
+def test_a_store_outstanding_that_nothing_needs_is_waived_by_the_required_test():
+    """The candidate's pending store is never read back and meets no memory-order
+    point before s_endpgm, so a wait at any point of the window would be required for
+    nothing (contrast the previous test, where a later store is an order point)."""
+    out = _weakened("""
+        k:
+        global_store_dword v[8:9], v0, off
+        v_mov_b32_e32 v1, v7
+        v_mov_b32_e32 v4, v6
+        v_add_u32_e32 v5, v4, v1
+        s_endpgm
+    """)
+    assert out == []
