@@ -9,6 +9,10 @@ importable and knows the mnemonic; otherwise a mnemonic-based fallback that
 follows LLVM's operand order (defs first, as the AMDGPU instruction printer
 writes them) is used.  Classification by mnemonic prefix follows the CDNA3 ISA
 guide's encoding families (SOP*, SMEM, VOP*, DS, MUBUF/MTBUF, FLAT/GLOBAL/SCRATCH).
+
+:func:`effects` is the conservative view the passes and may-liveness use
+(:class:`Effects`: may/must writes, side effects, EXEC-masked writes), built on
+:func:`facts` and the same table roles; :mod:`asmevo.passes.effects` re-exports it.
 """
 
 from __future__ import annotations
@@ -400,3 +404,168 @@ def is_nop(inst) -> int:
             return (o.value & 0xF) + 1
         return 1
     return 0
+
+
+# --------------------------------------------------------------------------------------------
+# may-effects: what the passes may assume (built on facts() and the table's operand roles)
+
+FLAT_SCRATCH = (("flat_scratch_lo",), ("flat_scratch_hi",))
+
+
+@dataclass(frozen=True)
+class Effects:
+    """Register effects of one instruction as the passes need them (conservative).
+
+    Register units as in :func:`asmevo.ir.operands.reg_units`:
+
+    * ``uses``: units that may be read (over-approximated: extra uses only keep
+      code alive): :attr:`Facts.uses` plus every VALU/DS/VMEM reading EXEC, DS
+      reading M0, scratch/flat reading FLAT_SCRATCH;
+    * ``defs_may``: units that may be written (an instruction is dead only when
+      all of them are dead): :attr:`Facts.defs` and :attr:`Facts.partial`, plus SCC
+      for every SALU op that is not known to leave it alone;
+    * ``defs_must``: units certainly written, in full, in every active lane (only
+      these end a live range): the written operands when the write is not
+      ``partial``, SCC of SALU arithmetic/compares, EXEC of ``v_cmpx``/``s_*_saveexec``;
+    * ``side_effects``: must never be removed (memory, messages, barriers,
+      branches, mode/hardware-register writes, ``s_nop``/``s_waitcnt``, unknown
+      opcodes);
+    * ``vector``: executes under EXEC (a VGPR/AGPR write touches only active
+      lanes: may-liveness never lets it kill, see :class:`asmevo.analysis.liveness.Liveness`
+      with ``exec_aware``);
+    * ``partial``: the destination keeps part of its old value (DPP, SDWA,
+      ``d16`` loads, ``op_sel``, ``v_writelane``, tied accumulators such as
+      ``v_fmac``/MFMA ``SrcC``, ``s_cmov``/``s_addk``, or any destination that is
+      also a source); the destination then also counts as a use;
+    * ``uses_all``: reads registers by index (``s_movrel*``, ``v_movrel*``) or is
+      not understood (not in the ISA table); ``barrier_kernel``: changes how later
+      instructions address registers (``s_set_gpr_idx_*``);
+    * ``kind``: ``valu``, ``mfma``, ``salu``, ``branch``, ``nop``, ``waitcnt``,
+      ``smem``, ``vmem``, ``flat``, ``ds`` or ``other``; ``known``: in the ISA table;
+      ``ndefs``: number of leading operands written (-1 when the written operands
+      are not a prefix).
+
+    Operand roles come from the ISA table (:func:`asmevo.isa.operand_roles`, as in
+    :func:`facts`); implicit registers follow the CDNA3 ISA guide (SALU
+    arithmetic/logic writes SCC, ``v_cmpx`` writes EXEC, vector instructions read
+    EXEC, ``s_cbranch_{scc,vcc,exec}*`` read SCC/VCC/EXEC, ``v_div_fmas`` reads VCC).
+    """
+
+    uses: frozenset
+    defs_may: frozenset
+    defs_must: frozenset
+    side_effects: bool
+    vector: bool
+    partial: bool
+    uses_all: bool = False
+    barrier_kernel: bool = False
+    kind: str = "other"
+    known: bool = True
+    ndefs: int = 0
+
+
+#: VMEM prefixes (``image_`` is not gfx942 but classified for unknown-instruction records)
+_E_VMEM = ("buffer_", "tbuffer_", "global_", "scratch_", "image_")
+_E_TIED_ACC = re.compile(r"^v_(fmac_|mac_|pk_fmac_|dot2c_|dot4c_|dot8c_|smfmac_)")
+#: side effects: program flow, messages, waits, mode/hardware registers, GPR indexing
+_E_SOPP_SIDE = re.compile(r"^s_(nop|waitcnt|endpgm|branch|cbranch|barrier|sendmsg|sethalt|sleep|"
+                          r"setprio|trap|icache|incperflevel|decperflevel|ttracedata|wakeup|"
+                          r"setkill|set_gpr_idx|rfe|setreg|denorm_mode|round_mode|setvskip|"
+                          r"setpc|swappc|call|getreg|movrel)")
+_E_PARTIAL_MODS = ("quad_perm", "row_shl", "row_newbcast", "row_mask", "dst_sel", "dst_unused",
+                   "op_sel")
+#: implicit defs that are full writes (the table's SCC of SALU ops, EXEC of v_cmpx/saveexec)
+_E_MUST_IMPLICIT = frozenset(SCC + EXEC)
+
+
+def _classify_effects(inst) -> Effects:
+    op = inst.opcode
+    ops = list(inst.operands)
+    fx = facts(inst)
+    uses: set = set()
+    side = vector = partial = uses_all = barrier = False
+    kind = "other"
+    counted = True   # the written operands end live ranges (else: only may-writes)
+    if fx.valu:
+        kind = "mfma" if fx.mfma else "valu"
+        vector = not op.startswith(("v_readlane", "v_readfirstlane"))  # those write an SGPR
+        uses.update(EXEC)
+        uses_all = op.startswith("v_movrel")
+        side = uses_all or op == "v_clrexcp"
+        partial = bool(_E_TIED_ACC.match(op) or op.startswith("v_writelane") or "_dpp" in op
+                       or "_sdwa" in op or any(inst.has_mod(m) for m in _E_PARTIAL_MODS))
+    elif fx.ds:
+        kind, vector, side = "ds", True, True
+        uses.update(EXEC + M0)
+        partial = "d16" in op
+    elif fx.vmem or fx.flat or op.startswith(_E_VMEM):
+        kind = "flat" if fx.flat else "vmem"
+        vector = side = True
+        uses.update(EXEC)
+        if op.startswith(("scratch_", "flat_")):
+            uses.update(FLAT_SCRATCH)
+        if inst.has_mod("lds") or "_lds_" in op:  # LDS-DMA: writes LDS, not VGPRs
+            uses.update(M0)
+        partial = "d16" in op
+    elif fx.smem:
+        kind, side = "smem", True
+    elif fx.salu:
+        kind = "salu"
+        if op in ("s_waitcnt", "s_nop"):
+            kind = op[2:]
+        if op.startswith(("s_cbranch", "s_branch", "s_endpgm", "s_setpc", "s_swappc",
+                          "s_call", "s_rfe")):
+            kind = "branch"
+        barrier = op.startswith("s_set_gpr_idx")
+        uses_all = op.startswith("s_movrel")
+        if _E_SOPP_SIDE.match(op):
+            side = True
+            counted = op.startswith(("s_getreg", "s_swappc"))
+        else:  # reads (or conditionally keeps) its destination
+            partial = op.startswith(("s_cmov", "s_cmovk", "s_addk", "s_mulk", "s_bitset"))
+    roles = _roles_isa(inst)
+    if roles is None:
+        # not in the ISA table: never remove, and assume it may read anything
+        return Effects(frozenset(uses) | frozenset(fx.uses), frozenset(fx.defs + fx.partial),
+                       frozenset(), True, vector, False, True, False, kind, False, 0)
+    dops, uops, pops, idefs, iuses = roles
+    wops, rops = dops + pops, uops + pops
+    dmay = set(_units(wops)) | set(idefs)
+    if not counted:
+        wops, rops = [], rops + ops
+    if (fx.ds or kind in ("vmem", "flat")) and not wops:
+        partial = False   # d16 stores write no register
+    d_units = frozenset(_units(wops))
+    r_units = frozenset(_units(rops)) | frozenset(iuses)
+    # a destination the table also lists as read (tied: v_cvt_pk_fp8_f32 keeps the other
+    # half, v_cvt_sr_* the other bytes; v_fmac; or simply a source register) is partial
+    partial = partial or bool(d_units & r_units)
+    dmust = {u for u in idefs if u in _E_MUST_IMPLICIT}
+    if partial:
+        uses.update(d_units)
+    else:
+        dmust.update(d_units)
+    uses.update(r_units)
+    pos = [i for i, o in enumerate(ops) if any(o is w for w in wops)]
+    ndefs = len(pos) if pos == list(range(len(pos))) else -1
+    return Effects(frozenset(uses), frozenset(dmay), frozenset(dmust), side, vector, partial,
+                   uses_all, barrier, kind, True, ndefs)
+
+
+_ECACHE: dict = {}
+
+
+def effects(inst) -> Effects:
+    """The :class:`Effects` of ``inst`` (memoised per instruction value)."""
+    k = inst.key()
+    e = _ECACHE.get(k)
+    if e is None:
+        if len(_ECACHE) > 200000:
+            _ECACHE.clear()
+        e = _ECACHE[k] = _classify_effects(inst)
+    return e
+
+
+def is_vector_unit(u: tuple) -> bool:
+    """VGPR or AGPR unit (``("v", n)``, ``("a", n)``)."""
+    return u[0] in ("v", "a")

@@ -21,6 +21,7 @@ treated as indirect.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import networkx as nx
@@ -117,19 +118,37 @@ class CFG(Analysis):
         self.entry = 0
         reach = nx.descendants(g, 0) | {0} if n else set()
         self.unreachable = sorted(i for i in range(n) if i not in reach)
-        self.idom = dict(nx.immediate_dominators(g, 0)) if n else {}
-        if n:
-            self.idom[0] = 0  # networkx >= 3.5 leaves the start out
-        rg = g.reverse(copy=False)
-        self.ipdom = dict(nx.immediate_dominators(rg, EXIT))
-        self.ipdom[EXIT] = EXIT
-        self.loops = self._natural_loops()
-        self._depth = {i: 0 for i in range(n)}
-        for lp in self.loops:
-            for b in lp.blocks:
-                self._depth[b] += 1
         self._pos = {id(inst): (bi, ii) for bi, b in enumerate(self.blocks)
                      for ii, inst in enumerate(b.instructions)}
+
+    # dominators and loops are computed on first use (kernel_flow and liveness need neither)
+    @functools.cached_property
+    def idom(self) -> dict:
+        """Immediate dominators of reachable blocks (entry maps to itself)."""
+        idom = dict(nx.immediate_dominators(self.graph, 0)) if self.blocks else {}
+        if self.blocks:
+            idom[0] = 0  # networkx >= 3.5 leaves the start out
+        return idom
+
+    @functools.cached_property
+    def ipdom(self) -> dict:
+        """Immediate post-dominators (EXIT maps to itself)."""
+        ipdom = dict(nx.immediate_dominators(self.graph.reverse(copy=False), EXIT))
+        ipdom[EXIT] = EXIT
+        return ipdom
+
+    @functools.cached_property
+    def loops(self) -> list[Loop]:
+        """Natural loops, outermost first."""
+        return self._natural_loops()
+
+    @functools.cached_property
+    def _depth(self) -> dict:
+        depth = {i: 0 for i in range(len(self.blocks))}
+        for lp in self.loops:
+            for b in lp.blocks:
+                depth[b] += 1
+        return depth
 
     # -- construction helpers -----------------------------------------------------------------
     def _target(self, inst) -> int | None:

@@ -12,8 +12,16 @@ Rules:
   (SDWA ``dst_unused:UNUSED_PRESERVE``/``dst_sel`` != DWORD, d16 loads,
   ``v_writelane``, tied accumulators) use the old value and do not kill it;
 * a VALU write under a partial EXEC mask is treated as a full write (as
-  LLVM's register liveness does); passes that rename registers across
-  divergent control flow must account for inactive lanes themselves;
+  LLVM's register liveness does: must-liveness, right for register
+  allocation); passes that rename registers across divergent control flow
+  must account for inactive lanes themselves;
+* :class:`MayLiveness` (``exec_aware``) is the may-liveness the passes use
+  (``asmevo.passes.liveness`` wraps it): uses and kills come from
+  :func:`asmevo.analysis._isa.effects`; only SGPR and special-register writes
+  that are full (``defs_must``) kill, a VGPR/AGPR write never does (it writes
+  only the lanes active in EXEC, a later read in another lane sees the older
+  value), and an instruction that reads registers by index or is not
+  understood (``uses_all``) uses every register (:func:`may_use_kill`);
 * the kernel exit uses nothing (``s_endpgm`` reads no register); a call or indirect jump
   (``s_swappc_b64``, ``s_call_b64``, ``s_setpc_b64``) uses every register of the kernel;
 * the entry defines what the kernel descriptor initialises
@@ -31,7 +39,7 @@ from __future__ import annotations
 from ..ir.operands import REG_FILES, Func, Imm, reg_units
 from . import Analysis
 from ._abi import kernel_abi
-from ._isa import facts
+from ._isa import effects, facts, is_vector_unit
 from .cfg import CFG, EXIT
 
 _INDEXED_ALWAYS = ("v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
@@ -52,6 +60,24 @@ def _gpr_idx_modes(inst) -> frozenset:
     return _ALL_MODES
 
 
+_MAY_CACHE: dict = {}
+
+
+def may_use_kill(inst) -> tuple[frozenset, frozenset]:
+    """``(units read, units killed)`` of ``inst`` under may-liveness: the
+    :func:`~asmevo.analysis._isa.effects` ``uses``, and the ``defs_must`` that are
+    not VGPR/AGPR units (a vector write only writes the lanes active in EXEC).
+    ``uses_all`` instructions are not widened here (see :class:`MayLiveness`)."""
+    k = inst.key()
+    r = _MAY_CACHE.get(k)
+    if r is None:
+        e = effects(inst)
+        if len(_MAY_CACHE) > 200000:
+            _MAY_CACHE.clear()
+        r = _MAY_CACHE[k] = (e.uses, frozenset(x for x in e.defs_must if not is_vector_unit(x)))
+    return r
+
+
 class Liveness(Analysis):
     """Per-block live-in/live-out, per-instruction live sets and register pressure.
 
@@ -68,6 +94,8 @@ class Liveness(Analysis):
     """
 
     name = "liveness"
+    #: False: must-liveness (every write kills); True: may-liveness (see :class:`MayLiveness`)
+    exec_aware = False
 
     def __init__(self, kernel, manager=None):
         super().__init__(kernel, manager)
@@ -79,6 +107,10 @@ class Liveness(Analysis):
         idx_on = self._gpr_idx_mode()
         # per instruction (use bits, def bits)
         self._ud: list[list[tuple[int, int]]] = []
+        # per instruction: bits of the units written (occupied across it, for pressure);
+        # the kill bits of _ud in must-liveness
+        self._wr: list[list[int]] = []
+        widen: list[tuple[int, int]] = []
         for bi, b in enumerate(blocks):
             on = _ALL_MODES if idx_on[bi] else frozenset()
             rows = []
@@ -88,15 +120,20 @@ class Liveness(Analysis):
                 elif inst.opcode.startswith("s_set_gpr_idx_off"):
                     on = frozenset()
                 rows.append(self._use_def(inst, on))
+                if inst.opcode in _CALLS or (self.exec_aware and effects(inst).uses_all):
+                    widen.append((bi, len(rows) - 1))
             self._ud.append(rows)
+            if self.exec_aware:
+                self._wr.append([self._bits(effects(i).defs_may) for i in b.instructions])
+            else:
+                self._wr.append([d for _, d in rows])
         # calls and indirect jumps (s_swappc_b64, s_call_b64, s_setpc_b64): the target may read
-        # any register, so they use every unit of the kernel (conservative)
+        # any register, so they use every unit of the kernel (conservative); in may-liveness
+        # also instructions that read registers by index or are not understood
         everything = (1 << len(self.units)) - 1
-        for bi, b in enumerate(blocks):
-            for ii, inst in enumerate(b.instructions):
-                if inst.opcode in _CALLS:
-                    u, d = self._ud[bi][ii]
-                    self._ud[bi][ii] = (u | everything, d)
+        for bi, ii in widen:
+            u, d = self._ud[bi][ii]
+            self._ud[bi][ii] = (u | everything, d)
         # block summaries
         n = len(blocks)
         gen = [0] * n
@@ -158,7 +195,11 @@ class Liveness(Analysis):
 
     def _use_def(self, inst, idx_modes: frozenset) -> tuple[int, int]:
         fx = facts(inst)
-        uses, defs = list(fx.uses), list(fx.defs)
+        if self.exec_aware:
+            u, k = may_use_kill(inst)
+            uses, defs = list(u), list(k)
+        else:
+            uses, defs = list(fx.uses), list(fx.defs)
         if inst.opcode.startswith(_INDEXED_ALWAYS):
             idx_ops = list(inst.operands)
         elif idx_modes and fx.valu:
@@ -210,10 +251,11 @@ class Liveness(Analysis):
         for bi in range(len(self.cfg.blocks)):
             live = self._live_out[bi]
             rows = self._ud[bi]
+            wr = self._wr[bi]
             for ii in range(len(rows) - 1, -1, -1):
                 u, d = rows[ii]
                 # live across the instruction: out | defs (defs occupy registers too)
-                across = live | d
+                across = live | wr[ii]
                 live = (live & ~d) | u
                 for f, m in self._masks.items():
                     c = (across & m).bit_count()
@@ -286,8 +328,8 @@ class Liveness(Analysis):
         out = []
         for bi in range(len(self.cfg.blocks)):
             sets = self._block_sets(bi)
-            for ii, (u, d) in enumerate(self._ud[bi]):
-                across = sets[ii + 1] | d
+            for ii, w in enumerate(self._wr[bi]):
+                across = sets[ii + 1] | w
                 out.append({"block": bi, "index": ii,
                             **{f: (across & m).bit_count() for f, m in self._masks.items()}})
         return out
@@ -305,6 +347,23 @@ class Liveness(Analysis):
                                      "instruction": self.cfg.blocks[w[0]].instructions[w[1]].text()})
                                 for f, w in self.max_pressure_at.items()},
         }
+
+
+class MayLiveness(Liveness):
+    """EXEC-aware may-liveness (:attr:`Liveness.exec_aware`), the liveness of the passes.
+
+    Same queries as :class:`Liveness`; a unit is live where some path may read
+    its current value in some lane.  Uses and kills per instruction are
+    :func:`may_use_kill`: a VGPR/AGPR write never ends a live range (lanes
+    inactive in EXEC keep the older value; LLVM's liveness, :class:`Liveness`,
+    treats it as a full write), SGPR and special-register writes do when they
+    are full; ``uses_all`` instructions (``s_movrel*``, ``v_movrel*``, opcodes
+    not in the ISA table) and calls use every unit.  Register pressure counts
+    every unit an instruction may write as occupied across it.
+    """
+
+    name = "liveness-may"
+    exec_aware = True
 
 
 def _unit_key(u) -> tuple:

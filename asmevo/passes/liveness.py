@@ -1,12 +1,17 @@
-"""Control flow and EXEC-aware register liveness for the passes.
+"""Control flow and EXEC-aware register liveness for the passes (thin views).
 
-:func:`kernel_flow` builds block successors from the IR's blocks
-(``s_branch`` -> target; ``s_cbranch_*`` -> target and fall-through;
-``s_endpgm`` -> exit; anything else falls through).  Kernels the passes must
-not touch are reported with ``ok = False`` and a reason: indirect control flow
-(``s_setpc_b64``/``s_swappc_b64``, device functions), a branch to a label
-outside the kernel, code falling off the end, an instruction that reads
-registers by index or is not understood, or ``s_set_gpr_idx_on``.
+Both are computed by :mod:`asmevo.analysis`: the block successors by the
+:class:`~asmevo.analysis.cfg.CFG`, the live sets by
+:class:`~asmevo.analysis.liveness.MayLiveness` (the EXEC-aware mode of the one
+liveness analysis).  This module keeps the shapes the passes use.
+
+:func:`kernel_flow` gives block successors (``s_branch`` -> target;
+``s_cbranch_*`` -> target and fall-through, the fall-through listed again when it
+is also the target; ``s_endpgm`` -> exit; anything else falls through).  Kernels
+the passes must not touch are reported with ``ok = False`` and a reason:
+indirect control flow (``s_setpc_b64``/``s_swappc_b64``, device functions), a
+branch to a label outside the kernel, code falling off the end, an instruction
+that reads registers by index or is not understood, or ``s_set_gpr_idx_on``.
 
 :func:`liveness` is a backward may-liveness over register units in which
 
@@ -18,12 +23,19 @@ registers by index or is not understood, or ``s_set_gpr_idx_on``.
   same block) before any read.
 
 Exit blocks (``s_endpgm``) have nothing live out.
+
+Every function takes an optional ``am`` (an :class:`asmevo.analysis.AnalysisManager`):
+given, the CFG and liveness come from its cache (the caller invalidates it after
+editing the kernel); omitted, they are computed afresh.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..analysis import AnalysisManager
+from ..analysis.cfg import CFG
+from ..analysis.liveness import MayLiveness, may_use_kill
 from ..ir import Kernel
 from ..ir.operands import Label
 from .effects import EXEC, effects, is_vector_unit
@@ -56,9 +68,15 @@ def _target(inst) -> str | None:
     return None
 
 
+def _get(am, cls, kernel):
+    if am is None:
+        am = AnalysisManager(getattr(kernel, "module", None))
+    return am.get(cls, kernel)
+
+
 def kernel_flow(kernel: Kernel, am=None) -> KernelFlow:
     """Build the CFG of ``kernel``; ``ok`` is False (with ``reason``) when passes must not touch it."""
-    index = {b.label: n for n, b in enumerate(kernel.blocks) if b.label}
+    cfg = _get(am, CFG, kernel)
     flow = KernelFlow([[] for _ in kernel.blocks])
     nblocks = len(kernel.blocks)
 
@@ -83,13 +101,15 @@ def kernel_flow(kernel: Kernel, am=None) -> KernelFlow:
                 return bad(f"{op} in the middle of a block")
         last = b.instructions[-1] if b.instructions else None
         op = last.opcode if last is not None else ""
-        if op == "s_endpgm" or op.startswith("s_endpgm"):
+        if op.startswith("s_endpgm"):
             continue
         if op.startswith(("s_branch", "s_cbranch")):
-            t = _target(last)
-            if t is None or t not in index:
+            taken = [v for v in cfg.graph.successors(n)
+                     if cfg.graph.edges[n, v].get("kind") == "taken"]
+            if n in cfg.indirect_sources or len(taken) != 1:
+                t = _target(last)
                 return bad(f"branch to {t or 'an unknown target'} outside the kernel")
-            flow.succ[n].append(index[t])
+            flow.succ[n].append(taken[0])
             if op.startswith("s_branch"):
                 continue
         if n + 1 >= nblocks:
@@ -101,11 +121,9 @@ def kernel_flow(kernel: Kernel, am=None) -> KernelFlow:
 def block_transfer(insts, live: set) -> set:
     """Live set before ``insts`` given ``live`` after them (in place; also returned)."""
     for inst in reversed(insts):
-        e = effects(inst)
-        for x in e.defs_must:
-            if not is_vector_unit(x):
-                live.discard(x)
-        live.update(e.uses)
+        u, k = may_use_kill(inst)
+        live.difference_update(k)
+        live.update(u)
     return live
 
 
@@ -120,30 +138,14 @@ class Liveness:
 
 def liveness(kernel: Kernel, am=None) -> Liveness:
     """Compute :class:`Liveness` (``flow.ok`` False: sets are empty and must not be used)."""
-    flow = kernel_flow(kernel)
+    if am is None:
+        am = AnalysisManager(getattr(kernel, "module", None))
+    flow = kernel_flow(kernel, am)
     n = len(kernel.blocks)
-    lin = [frozenset()] * n
-    lout = [frozenset()] * n
     if not flow.ok:
-        return Liveness(flow, lin, lout)
-    pred = flow.pred
-    work = list(range(n - 1, -1, -1))
-    inwork = set(work)
-    while work:
-        b = work.pop()
-        inwork.discard(b)
-        out = set()
-        for s in flow.succ[b]:
-            out |= lin[s]
-        lout[b] = frozenset(out)
-        new_in = frozenset(block_transfer(kernel.blocks[b].instructions, set(out)))
-        if new_in != lin[b]:
-            lin[b] = new_in
-            for p in pred[b]:
-                if p not in inwork:
-                    work.append(p)
-                    inwork.add(p)
-    return Liveness(flow, lin, lout)
+        return Liveness(flow, [frozenset()] * n, [frozenset()] * n)
+    lv = _get(am, MayLiveness, kernel)
+    return Liveness(flow, [lv.live_in(b) for b in range(n)], [lv.live_out(b) for b in range(n)])
 
 
 def dead_instructions(kernel: Kernel, live: Liveness) -> set[int]:
@@ -183,9 +185,7 @@ def live_after_each(kernel: Kernel, live: Liveness) -> dict[int, frozenset]:
         cur = set(live.live_out[b])
         for inst in reversed(blk.instructions):
             out[id(inst)] = frozenset(cur)
-            e = effects(inst)
-            for x in e.defs_must:
-                if not is_vector_unit(x):
-                    cur.discard(x)
-            cur.update(e.uses)
+            u, k = may_use_kill(inst)
+            cur.difference_update(k)
+            cur.update(u)
     return out
