@@ -234,32 +234,6 @@ def lm_writer(op):
     return wr
 
 
-def swriter(op, ty: str):
-    """Writer ``wr(wave, value)`` of a scalar result (``(1,)`` array) into SGPRs."""
-    b = base_of(op)
-    if isinstance(b, Special) and b.name == "null":
-        return lambda wv, val: None
-    i = _sgpr_index(b)
-    if i is None:
-        raise CompileError(f"scalar destination {b} is not an SGPR")
-    w = width(ty)
-    touches_exec = i in (EXEC, EXEC + 1) or (w == 64 and i + 1 == EXEC)
-    if w == 64:
-        def wr(wv, val):
-            if val.dtype != U64 or not val.flags.c_contiguous:
-                val = np.ascontiguousarray(val, dtype=U64)
-            wv.s[i:i + 2] = val.view(U32)
-    else:
-        def wr(wv, val):
-            wv.s[i] = val[0]
-    if touches_exec:
-        def wr2(wv, val, _wr=wr):
-            _wr(wv, val)
-            wv.sync_exec()
-        return wr2
-    return wr
-
-
 # ----------------------------------------------------------------------------- helpers
 #: lanes of the state closures run on: 64, or W*64 while asmevo.emu.lockstep runs a
 #: lane-independent instruction for W waves at once
@@ -819,8 +793,14 @@ def sreader(op, ty: str):
     return lambda wv: T(wv.s.item(i) & T.M)
 
 
-def sintwriter(op, ty: str):
-    """Writer ``wr(wave, int_value)`` into SGPRs (EXEC writes refresh the mask cache)."""
+def swriter(op, ty: str):
+    """Writer ``wr(wave, value)`` of a scalar result into SGPRs: ``value`` a Python int of
+    ``ty``'s width (unsigned; a 64-bit value goes to the register pair low dword first);
+    EXEC writes refresh the wave's mask cache; ``null`` discards the value.
+
+    Raises:
+        CompileError: ``op`` is not an SGPR (or TTMP, VCC, EXEC, M0...) destination.
+    """
     b = base_of(op)
     if isinstance(b, Special) and b.name == "null":
         return lambda wv, val: None
@@ -869,12 +849,12 @@ def compile_salu(inst, spec, ctx, nxt):
             rds.append(lambda wv: ITYPES[64](wv.s.item(EXEC) | (wv.s.item(EXEC + 1) << 32)))
         else:
             raise CompileError(f"implicit input {imp}")
-    wrs = [sintwriter(op, ty) for op, ty in zip(ops[:nd], spec.dst)]
+    wrs = [swriter(op, ty) for op, ty in zip(ops[:nd], spec.dst)]
     for imp in spec.imp_out:
         if imp == "scc":
             wrs.append(_wscc)
         elif imp == "exec":
-            wrs.append(sintwriter(Special("exec"), "b64"))
+            wrs.append(swriter(Special("exec"), "b64"))
         else:
             raise CompileError(f"implicit output {imp}")
     fn = spec.fn
@@ -969,7 +949,7 @@ def compile_lane(inst, spec, ctx, nxt):
         def run(wv):
             x = _b64(r(wv))
             ln = int(np.argmax(wv.exec_mask)) if wv.exec_any else 0
-            wr(wv, x[ln:ln + 1])
+            wr(wv, x.item(ln))
             return nxt
         return run
     if name == "v_readlane_b32":
@@ -999,7 +979,7 @@ def compile_lane(inst, spec, ctx, nxt):
         def run(wv):
             x = _b64(r(wv))
             ln = int(sel(wv)[0]) & 63
-            wr(wv, x[ln:ln + 1])
+            wr(wv, x.item(ln))
             return nxt
         return run
     if name == "v_writelane_b32":
@@ -1067,8 +1047,7 @@ def compile_sys(inst, spec, ctx, nxt):
         if addr is None:
             raise CompileError("s_getpc_b64 needs instruction addresses")
         wr = swriter(ops[0], "b64")
-        c = np.array([addr], U64)
-        return lambda wv: (wr(wv, c), nxt)[1]
+        return lambda wv: (wr(wv, addr), nxt)[1]
     if name in ("s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32"):
         f = base_of(ops[1] if name == "s_getreg_b32" else ops[0])
         if not isinstance(f, Func) or f.name != "hwreg":
@@ -1081,7 +1060,7 @@ def compile_sys(inst, spec, ctx, nxt):
         m = ((1 << size) - 1) << off
         if name == "s_getreg_b32":
             wr = swriter(ops[0], "b32")
-            return lambda wv: (wr(wv, np.array([(wv.mode & m) >> off], U32)), nxt)[1]
+            return lambda wv: (wr(wv, (wv.mode & m) >> off), nxt)[1]
         src = reader(ops[1], "b32", vector_ok=False) if name == "s_setreg_b32" else \
             (lambda wv, c=np.array([int(base_of(ops[1]).value) & 0xFFFFFFFF], U32): c)
 
@@ -1120,7 +1099,7 @@ def compile_sys(inst, spec, ctx, nxt):
         return run
     if name in ("s_memtime", "s_memrealtime"):
         wr = swriter(ops[0], "b64")
-        return lambda wv: (wr(wv, np.array([wv.count], U64)), nxt)[1]
+        return lambda wv: (wr(wv, wv.count & 0xFFFFFFFFFFFFFFFF), nxt)[1]
     if name == "s_trap":
         # the emulator has no trap handler: a trap ends the run with an error naming the
         # trap id (CDNA3 ISA guide, SOPP S_TRAP: enter the trap handler with TRAPID=SIMM16[7:0])
@@ -1146,7 +1125,7 @@ def compile_sys(inst, spec, ctx, nxt):
         if name == "s_swappc_b64":
             if nxt >= len(addrs):
                 raise CompileError("s_swappc_b64 is the last instruction")
-            wr = sintwriter(ops[0], "b64")
+            wr = swriter(ops[0], "b64")
             ret = addrs[nxt]
 
         def run(wv):
