@@ -147,6 +147,8 @@ class CopyPropagation(Pass):
                 continue
             if vector_dst and not per_lane:
                 continue
+            if isinstance(src, Imm) and not _imm_operand_ok(op, o, src):
+                continue
             if isinstance(o, Src):
                 if isinstance(src, Imm) and (o.neg or o.abs or o.sext):
                     continue
@@ -162,6 +164,28 @@ class CopyPropagation(Pass):
                 ops = trial
                 changed = True
         return inst.evolve(operands=ops) if changed else inst
+
+
+#: opcode fragments of instructions with 16-bit, 64-bit, packed or 8-bit-float operands,
+#: where an inline constant means something else than the 32-bit register it replaces:
+#: a float constant is encoded in the operand's own type (1.0 is 0x3C00 for f16, an
+#: f64 for 64-bit operands) and packed (VOP3P) operands apply a constant to both halves
+#: (CDNA3 ISA guide, "Inline Constants" and "Packed Math").
+_NOT_32BIT = ("16", "64", "pk_", "dot", "mfma", "smfmac", "_sdwa", "_dpp", "pack",
+              "fp8", "bf8", "pknorm", "pkrtz", "perm")
+
+
+def _imm_operand_ok(opcode: str, operand, imm: Imm) -> bool:
+    """Whether a register operand of ``opcode`` may be replaced by the immediate ``imm``
+    that spells its value: an integer into any operand of a scalar (SALU, all-integer)
+    instruction, where a 64-bit operand takes the sign-extended constant; otherwise only
+    into a 1-dword operand of an instruction whose operands are all 32 bits wide."""
+    r = base_of(operand)
+    if opcode.startswith("s_") and isinstance(imm.value, int) and not isinstance(imm.value, bool):
+        return True
+    if isinstance(r, Reg) and r.count != 1:
+        return False
+    return not any(f in opcode for f in _NOT_32BIT)
 
 
 # -- scalar copies: global available-copies dataflow over 32-bit units ------------

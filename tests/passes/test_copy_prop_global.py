@@ -149,3 +149,44 @@ def test_half_moves_not_merged_when_the_early_destination_is_read_between():
     # reading s16 between the two moves, which therefore stay apart
     assert "s_mov_b64 s[16:17]" not in out
     assert "s_mov_b32 s16, s14" in out and "s_mov_b32 s17, s15" in out
+
+
+def test_constants_not_forwarded_where_an_inline_constant_means_something_else():
+    """``s0 = 1.0`` is 0x3F800000; as an inline constant of an f16 instruction 1.0 would
+    be 0x3C00, and a packed (VOP3P) instruction applies a constant to both halves, so
+    ``v_pk_add_f16 v0, 1, v1`` adds (1, 1) where ``s0 = 1`` gives (1, 0)."""
+    for src in ("""
+        k:
+        s_mov_b32 s0, 1.0
+        v_add_f16_e64 v0, s0, v1
+        global_store_dword v[2:3], v0, off
+        s_endpgm
+    """, """
+        k:
+        s_mov_b32 s0, 1
+        v_pk_add_f16 v0, s0, v1
+        global_store_dword v[2:3], v0, off
+        s_endpgm
+    """):
+        out, _ = opt(src, "copy-prop")
+        assert out == norm(src.replace("k:\n", "", 1))
+
+
+def test_integer_constants_forwarded_into_32_bit_and_scalar_64_bit_operands():
+    out, _ = opt("""
+        k:
+        s_mov_b32 s0, 2
+        s_mov_b64 s[4:5], -1
+        v_add_u32_e32 v0, s0, v1
+        s_and_b64 s[6:7], s[4:5], exec
+        s_mov_b64 exec, s[6:7]
+        global_store_dword v[2:3], v0, off
+        s_endpgm
+    """, "copy-prop")
+    assert out == norm("""
+        v_add_u32_e32 v0, 2, v1
+        s_and_b64 s[6:7], -1, exec
+        s_mov_b64 exec, s[6:7]
+        global_store_dword v[2:3], v0, off
+        s_endpgm
+    """)
