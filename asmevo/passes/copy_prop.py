@@ -177,15 +177,20 @@ _NOT_32BIT = ("16", "64", "pk_", "dot", "mfma", "smfmac", "_sdwa", "_dpp", "pack
 
 def _imm_operand_ok(opcode: str, operand, imm: Imm) -> bool:
     """Whether a register operand of ``opcode`` may be replaced by the immediate ``imm``
-    that spells its value: an integer into any operand of a scalar (SALU, all-integer)
-    instruction, where a 64-bit operand takes the sign-extended constant; otherwise only
-    into a 1-dword operand of an instruction whose operands are all 32 bits wide."""
+    that spells its value.  An integer inline constant is a bit pattern (sign-extended to
+    the operand's width), so an integer may go into any operand of a scalar (all-integer)
+    instruction and into a 1-dword operand of a vector instruction without 16-bit or
+    packed operands (the 32-bit shift amount of ``v_lshlrev_b64`` included).  A float
+    constant is encoded in the operand's own type, so it goes only into 1-dword operands
+    of instructions whose operands are all 32 bits wide."""
     r = base_of(operand)
-    if opcode.startswith("s_") and isinstance(imm.value, int) and not isinstance(imm.value, bool):
+    is_int = isinstance(imm.value, int) and not isinstance(imm.value, bool)
+    if opcode.startswith("s_") and is_int:
         return True
     if isinstance(r, Reg) and r.count != 1:
         return False
-    return not any(f in opcode for f in _NOT_32BIT)
+    bad = tuple(f for f in _NOT_32BIT if f != "64") + ("f64",) if is_int else _NOT_32BIT
+    return not any(f in opcode for f in bad)
 
 
 # -- scalar copies: global available-copies dataflow over 32-bit units ------------

@@ -178,6 +178,7 @@ def test_integer_constants_forwarded_into_32_bit_and_scalar_64_bit_operands():
         s_mov_b32 s0, 2
         s_mov_b64 s[4:5], -1
         v_add_u32_e32 v0, s0, v1
+        v_lshlrev_b64 v[6:7], s0, v[8:9]
         s_and_b64 s[6:7], s[4:5], exec
         s_mov_b64 exec, s[6:7]
         global_store_dword v[2:3], v0, off
@@ -185,6 +186,7 @@ def test_integer_constants_forwarded_into_32_bit_and_scalar_64_bit_operands():
     """, "copy-prop")
     assert out == norm("""
         v_add_u32_e32 v0, 2, v1
+        v_lshlrev_b64 v[6:7], 2, v[8:9]
         s_and_b64 s[6:7], -1, exec
         s_mov_b64 exec, s[6:7]
         global_store_dword v[2:3], v0, off
