@@ -178,3 +178,39 @@ def test_copy_prop_does_not_forward_a_literal_into_vop3p(llvm_mc, tmp_path):
     r = subprocess.run([llvm_mc, "-triple", "amdgcn-amd-amdhsa", "-mcpu=gfx942", str(src),
                         "-o", "/dev/null"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+# -- dce (runs after sgpr-spill-promote in the default pipeline) --------------------------
+
+#: v_writelane_b32 writes lane 0 whatever EXEC is (CDNA3 ISA guide, V_WRITELANE_B32 ignores
+#: EXEC); lane 0 is inactive at the later v_mov, so the readlane sees s10 = n + 3.
+WRITELANE_UNDER_NARROW_EXEC = PRO + """
+s_add_u32 s10, s7, 3
+v_cmp_lt_u32_e32 vcc, 10, v0
+s_and_saveexec_b64 s[12:13], vcc
+v_writelane_b32 v20, s10, 0
+v_mov_b32_e32 v20, 77
+s_or_b64 exec, exec, s[12:13]
+v_readlane_b32 s11, v20, 0
+v_mov_b32_e32 v2, s11
+global_store_dword v1, v2, s[4:5]
+s_endpgm
+"""
+
+
+def test_sgpr_spill_promote_leaves_a_lane_overwritten_per_lane_alone():
+    """The spill VGPR is rewritten per lane between writelane and readlane: the
+    product-program check must refuse lane 0 (the emulator agrees either way)."""
+    out, bad = _same_results(WRITELANE_UNDER_NARROW_EXEC, "sgpr-spill-promote")
+    assert bad == []
+    assert "v_writelane_b32 v20, s10, 0" in _code(out)
+
+
+@pytest.mark.xfail(strict=True, reason="dce deletes a v_writelane_b32 because the VGPR is "
+                   "rewritten 'under the same EXEC' before the read; v_writelane ignores EXEC "
+                   "and wrote lane 0, which the later v_mov (lane 0 inactive) does not "
+                   "overwrite: the readlane then reads a lane nothing wrote instead of n+3")
+@pytest.mark.parametrize("pipeline", ["dce", "default"])
+def test_dce_keeps_a_writelane_whose_lane_a_narrower_write_does_not_cover(pipeline):
+    out, bad = _same_results(WRITELANE_UNDER_NARROW_EXEC, pipeline, blocks=(64,), ns=(0, 5))
+    assert bad == []
