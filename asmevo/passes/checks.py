@@ -95,7 +95,8 @@ def _verifier_violations(kernel: Kernel, module) -> list[str]:
     if module is None or not kernel.is_kernel:
         return []
     try:
-        from ..verify.abi import KernelFacts, descriptor_from_amdhsa
+        from ..frontend.loader import amdhsa_descriptor
+        from ..verify.abi import KernelFacts
         from ..verify.static import (budget_problems, check_descriptor_counts,
                                      check_register_bounds, undefined_reads)
     except ImportError:
@@ -104,7 +105,7 @@ def _verifier_violations(kernel: Kernel, module) -> list[str]:
         kd, src = kernel.descriptor, "code-object"
         if kd is None:
             blk = module.amdhsa_kernel(kernel.name)
-            kd, src = (descriptor_from_amdhsa(blk.fields), "amdhsa") if blk is not None \
+            kd, src = (amdhsa_descriptor(module, blk), "amdhsa") if blk is not None \
                 else (None, "none")
         f = KernelFacts(kernel.name, kernel, kd, src, kernel.metadata, kernel.name + ".kd")
         ev = []

@@ -75,20 +75,6 @@ class KernelFacts:
     errors: list[AsmevoError] = field(default_factory=list)
 
 
-def descriptor_from_amdhsa(fields: dict[str, str]) -> KernelDescriptor:
-    """:meth:`KernelDescriptor.from_directives` of an ``.amdhsa_kernel`` block's fields.
-
-    Kept only for :mod:`asmevo.passes.checks`, which imports it by this name (behind an
-    ``ImportError`` guard that would silently drop its checks); new code uses
-    :func:`kernel_facts` or :func:`asmevo.frontend.loader.amdhsa_descriptor`.
-
-    Raises:
-        ValueError: a block llvm-mc rejects; its subclass ``DirectiveValueError`` when a
-            value is an expression.
-    """
-    return KernelDescriptor.from_directives(fields)
-
-
 def _meta_dict(m: Any) -> dict | None:
     """A metadata entry as a dict: a dict as is, a ``KernelMeta`` by its ``raw`` map."""
     if isinstance(m, dict):

@@ -11,7 +11,7 @@ from asmevo.errors import AsmSyntaxError
 from asmevo.frontend.descriptor import KernelDescriptor
 from asmevo.frontend.loader import load
 from asmevo.verify import verify
-from asmevo.verify.abi import compare_abi, descriptor_from_amdhsa, kernel_facts
+from asmevo.verify.abi import compare_abi, kernel_facts
 from asmevo.verify.verdict import Status
 
 from .helpers import parse, sub1
@@ -95,13 +95,14 @@ def test_expression_fields_are_unknown_not_accepted(vadd):
     assert compare_abi(parse(expr), parse(other)).status is Status.UNKNOWN_UNSUPPORTED
 
 
-def test_descriptor_from_amdhsa_is_the_frontend_builder(vadd):
-    fields = parse(vadd).amdhsa_kernel("vadd_f32").fields
-    assert descriptor_from_amdhsa(fields) == KernelDescriptor.from_directives(fields)
+def test_abi_descriptor_is_the_frontend_builder(vadd):
+    """The ABI layer's descriptor of a text kernel is llvm-mc's (the frontend's)."""
+    m = parse(vadd)
+    fields = m.amdhsa_kernel("vadd_f32").fields
+    assert kernel_facts(m)["vadd_f32"].descriptor == KernelDescriptor.from_directives(fields)
     bad = parse(sub1(vadd, *DISPATCH_ON)).amdhsa_kernel("vadd_f32").fields
     with pytest.raises(ValueError):
-        descriptor_from_amdhsa(bad)
-
+        KernelDescriptor.from_directives(bad)
 
 def add_key(text, line):
     return sub1(text, r"^(    \.max_flat_workgroup_size: 256)$", r"\1" + "\n    " + line)

@@ -27,7 +27,7 @@ def st(orig_text, cand_text):
     return check_static(parse(orig_text, "o.s"), parse(cand_text), memory_order=False)
 
 
-def test_descriptor_from_amdhsa_matches_clang_comments(mfma, vadd):
+def test_abi_descriptor_matches_clang_comments(mfma, vadd):
     # clang's "; VGPRBlocks: 3 / SGPRBlocks: 1" comments are the oracle.
     kd = kernel_facts(parse(mfma))["mfma_32x32x8_f16"].descriptor
     assert (kd.granulated_workitem_vgpr_count, kd.granulated_wavefront_sgpr_count) == (3, 1)
