@@ -214,3 +214,183 @@ def test_sgpr_spill_promote_leaves_a_lane_overwritten_per_lane_alone():
 def test_dce_keeps_a_writelane_whose_lane_a_narrower_write_does_not_cover(pipeline):
     out, bad = _same_results(WRITELANE_UNDER_NARROW_EXEC, pipeline, blocks=(64,), ns=(0, 5))
     assert bad == []
+
+
+# -- sound behaviour on tricky cases (these held when tried) ------------------------------
+
+def test_scratch_promote_store_under_narrowed_exec_keeps_inactive_lanes():
+    """Lanes 20..63 are inactive at the second store: they must reload 11, lanes 0..19
+    100 + id; the slot becomes a VGPR written under both EXECs."""
+    body = PRO + """
+    s_mov_b32 s33, 0
+    v_mov_b32_e32 v2, 11
+    scratch_store_dword off, v2, s33 offset:4
+    v_cmp_gt_u32_e32 vcc, 20, v0
+    s_and_saveexec_b64 s[12:13], vcc
+    v_add_u32_e32 v3, 100, v0
+    scratch_store_dword off, v3, s33 offset:4
+    s_or_b64 exec, exec, s[12:13]
+    scratch_load_dword v4, off, s33 offset:4
+    s_waitcnt vmcnt(0)
+    global_store_dword v1, v4, s[4:5]
+    s_endpgm
+    """
+    out, bad = _same_results(body, "default")
+    assert bad == []
+    assert "scratch_" not in _code(out)
+    res = _emulate(_load(out), 50, 0)
+    assert list(res[:50]) == [100 + i if i < 20 else 11 for i in range(50)]
+
+
+def test_scratch_promote_keeps_a_reload_into_a_vgpr_a_pending_load_also_writes():
+    """global_load v5 is in flight when the slot is reloaded into v5: the loads return in
+    order, so v5 ends with the slot value.  A v_mov v5 issued at once would be
+    overwritten by the global load later; the reload must stay in memory."""
+    body = PRO + """
+    s_mov_b32 s33, 0
+    v_add_u32_e32 v2, 7, v0
+    scratch_store_dword off, v2, s33 offset:4
+    s_waitcnt vmcnt(0)
+    global_load_dword v5, v1, s[8:9]
+    scratch_load_dword v5, off, s33 offset:4
+    s_waitcnt vmcnt(0)
+    global_store_dword v1, v5, s[4:5]
+    s_endpgm
+    """
+    out, bad = _same_results(body, "default", ns=(0,))
+    assert bad == []
+    assert "scratch_load_dword v5, off, s33 offset:4" in _code(out)
+
+
+def test_scratch_promote_lowers_vmcnt_to_the_remaining_operations():
+    """vmcnt(2) after [global v6, scratch store, scratch load, global v7] waits for v6;
+    with the two scratch operations gone it must become vmcnt(1) (v7 may stay in
+    flight), never stay vmcnt(2), which would not wait for v6."""
+    body = PRO + """
+    s_mov_b32 s33, 0
+    v_add_u32_e32 v2, 7, v0
+    global_load_dword v6, v1, s[8:9]
+    scratch_store_dword off, v2, s33 offset:4
+    scratch_load_dword v5, off, s33 offset:4
+    global_load_dword v7, v1, s[8:9] offset:4
+    s_waitcnt vmcnt(2)
+    v_add_u32_e32 v6, v6, 1
+    s_waitcnt vmcnt(1)
+    v_add_u32_e32 v6, v6, v5
+    s_waitcnt vmcnt(0)
+    v_add_u32_e32 v6, v6, v7
+    global_store_dword v1, v6, s[4:5]
+    s_endpgm
+    """
+    out, bad = _same_results(body, "scratch-promote", ns=(0,))
+    assert bad == []
+    lines = _code(out).splitlines()
+    first_use = lines.index("v_add_u32_e32 v6, v6, 1")
+    assert lines[first_use - 1] in ("s_waitcnt vmcnt(1)", "s_waitcnt vmcnt(0)")
+    assert "scratch_" not in _code(out)
+
+
+AGPR_LOOP = PRO + """
+s_mov_b32 s10, 0
+v_writelane_b32 v20, s10, 4
+s_or_saveexec_b64 s[14:15], -1
+v_accvgpr_write_b32 a0, v20
+s_mov_b64 exec, s[14:15]
+.L1:
+s_or_saveexec_b64 s[14:15], -1
+v_accvgpr_read_b32 v20, a0
+s_mov_b64 exec, s[14:15]
+s_nop 1
+v_readlane_b32 s10, v20, 4
+s_add_u32 s10, s10, s7
+s_add_u32 s10, s10, 1
+v_writelane_b32 v20, s10, 4
+s_or_saveexec_b64 s[14:15], -1
+v_accvgpr_write_b32 a0, v20
+s_mov_b64 exec, s[14:15]
+s_cmp_lt_u32 s10, 30
+s_cbranch_scc1 .L1
+s_or_saveexec_b64 s[14:15], -1
+v_accvgpr_read_b32 v20, a0
+s_mov_b64 exec, s[14:15]
+s_nop 1
+v_readlane_b32 s11, v20, 4
+v_mov_b32_e32 v2, s11
+global_store_dword v1, v2, s[4:5]
+s_endpgm
+"""
+
+
+def test_sgpr_spill_promote_through_an_agpr_parked_across_a_loop():
+    """The -O0 shape: the spill VGPR lives in a0 across the loop (whole-wave copies);
+    the lane is promoted and the loop computes the same sum."""
+    out, bad = _same_results(AGPR_LOOP, "default", blocks=(64, 33))
+    assert bad == []
+    assert "v_readlane" not in _code(out) and "v_writelane" not in _code(out)
+
+
+def test_sgpr_spill_promote_refuses_an_agpr_restored_under_a_partial_exec():
+    """a0 holds lane 1 = n+3; lane 1 of v20 is then overwritten with n, and a0 is copied
+    back only where id > 0 (lane 0 is the only inactive one): the readlane of lane 1
+    sees n+3.  The restore is not whole-wave, so the lane must not be promoted."""
+    body = PRO + """
+    s_add_u32 s10, s7, 3
+    v_writelane_b32 v20, s10, 1
+    s_or_saveexec_b64 s[14:15], -1
+    v_accvgpr_write_b32 a0, v20
+    s_mov_b64 exec, s[14:15]
+    v_writelane_b32 v20, s7, 1
+    v_cmp_lt_u32_e32 vcc, 0, v0
+    s_and_saveexec_b64 s[12:13], vcc
+    v_accvgpr_read_b32 v20, a0
+    s_or_b64 exec, exec, s[12:13]
+    s_nop 1
+    v_readlane_b32 s11, v20, 1
+    v_mov_b32_e32 v2, s11
+    global_store_dword v1, v2, s[4:5]
+    s_endpgm
+    """
+    out, bad = _same_results(body, "sgpr-spill-promote")
+    assert bad == []
+    assert "v_readlane_b32 s11, v20, 1" in _code(out)
+    assert _emulate(_load(out), 64, 5)[0] == 8
+
+
+def test_copy_prop_does_not_pair_exec_halves_read_at_different_execs():
+    """exec_lo is saved before EXEC narrows to ids < 40 and exec_hi after: s[10:11] is
+    not EXEC at any single point, so neither the pair merge nor the forwarding may read
+    ``exec`` (lanes 40..63 must see 0)."""
+    body = PRO + """
+    s_mov_b32 s10, exec_lo
+    v_cmp_gt_u32_e32 vcc, 40, v0
+    s_and_b64 exec, exec, vcc
+    s_mov_b32 s11, exec_hi
+    s_mov_b64 exec, -1
+    v_cndmask_b32_e64 v2, 0, 1, s[10:11]
+    global_store_dword v1, v2, s[4:5]
+    s_endpgm
+    """
+    out, bad = _same_results(body, "default", blocks=(64,))
+    assert bad == []
+    assert "s[10:11], exec\n" not in _code(out) + "\n"
+    assert "v_cndmask_b32_e64 v2, 0, 1, exec" not in _code(out)
+    res = _emulate(_load(out), 64, 0)
+    assert list(res[:64]) == [1] * 40 + [0] * 24
+
+
+def test_copy_prop_two_halves_that_are_no_64_bit_inline_constant():
+    """s[10:11] = 0x00000000fffffffb is not the inline constant -5 (that is
+    0xfffffffffffffffb): the shift must see the zero high half."""
+    body = PRO + """
+    s_mov_b32 s10, -5
+    s_mov_b32 s11, 0
+    s_lshr_b64 s[12:13], s[10:11], 4
+    v_mov_b32_e32 v2, s13
+    v_mov_b32_e32 v3, s12
+    v_add_u32_e32 v2, v2, v3
+    global_store_dword v1, v2, s[4:5]
+    s_endpgm
+    """
+    out, bad = _same_results(body, "default", blocks=(64,), ns=(0,))
+    assert bad == []
+    assert _emulate(_load(out), 64, 0)[0] == 0x0FFFFFFF
