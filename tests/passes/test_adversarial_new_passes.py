@@ -394,3 +394,54 @@ def test_copy_prop_two_halves_that_are_no_64_bit_inline_constant():
     out, bad = _same_results(body, "default", blocks=(64,), ns=(0,))
     assert bad == []
     assert _emulate(_load(out), 64, 0)[0] == 0x0FFFFFFF
+
+
+# -- copy-prop: SMEM offset operands ------------------------------------------------------
+
+SMEM_NEGATIVE_SOFFSET = PRO + """
+s_add_u32 s12, s8, 20
+s_addc_u32 s13, s9, -1
+s_mov_b32 s10, -4
+s_load_dword s20, s[12:13], s10
+s_waitcnt lgkmcnt(0)
+v_mov_b32_e32 v2, s20
+global_store_dword v1, v2, s[4:5]
+s_endpgm
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="copy-prop turns the SGPR soffset of s_load (32-bit "
+                   "unsigned, added in 64 bits) into the immediate offset field (21-bit "
+                   "signed): s10 = -4 reads base + 0xfffffffc, the immediate -4 reads base - 4")
+@pytest.mark.parametrize("pipeline", ["copy-prop", "default"])
+def test_copy_prop_keeps_a_negative_sgpr_soffset_of_s_load(pipeline):
+    """s[12:13] = in + 20 - 2^32, so the original reads in[4] (the emulator agrees:
+    an SGPR soffset is zero-extended, AMDGPU SMEM addressing)."""
+    from asmevo.errors import AsmevoError
+    text = _text(SMEM_NEGATIVE_SOFFSET)
+    want = _emulate(_load(text), 64, 0)
+    out = _optimise(text, pipeline)
+    try:
+        got = _emulate(_load(out), 64, 0)
+    except AsmevoError as e:   # the optimised kernel reads outside every buffer
+        got = str(e)
+    assert isinstance(got, np.ndarray) and np.array_equal(want, got), got
+
+
+@pytest.mark.xfail(strict=True, reason="copy-prop puts -3 into the 20-bit unsigned immediate "
+                   "offset of s_buffer_load_dword; llvm-mc rejects the output")
+def test_copy_prop_output_with_a_negative_s_buffer_load_offset_assembles(llvm_mc, tmp_path):
+    out, _ = opt("""
+        k:
+        s_mov_b32 s10, -3
+        s_buffer_load_dword s20, s[12:15], s10
+        s_waitcnt lgkmcnt(0)
+        v_mov_b32_e32 v9, s20
+        global_store_dword v9, v9, s[0:1]
+        s_endpgm
+    """, "copy-prop")
+    src = tmp_path / "o.s"
+    src.write_text(out + "\n")
+    r = subprocess.run([llvm_mc, "-triple", "amdgcn-amd-amdhsa", "-mcpu=gfx942", str(src),
+                        "-o", "/dev/null"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
