@@ -20,7 +20,9 @@ emulator) -> ``unknown-*``; at level ``all`` a changed window z3 did not decide
 (unknown, unsupported, block structure differs) -> ``unknown-unproved`` even when
 differential testing found no difference (testing is not a proof); otherwise
 ``accepted``.  ``accepted`` therefore needs the static checks, a z3 proof of every
-changed window (or none changed) and no difference in testing.  Level ``diff``
+changed window (or none changed; or, for a kernel whose windows are undecided one by one,
+a relational proof of the whole kernel across blocks, :mod:`asmevo.verify.relational`) and
+no difference in testing.  Level ``diff``
 alone answers ``accepted`` with the message "tested, not proved".
 """
 
@@ -191,7 +193,7 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
     z3v = unproved = None
     if "z3" in layers:
         from .equiv import check_kernels
-        z3v = check_kernels(orig, cand, kernels=kernels, timeout_ms=timeout_ms)
+        z3v = check_kernels(orig, cand, kernels=kernels, timeout_ms=timeout_ms, relational=True)
         status["z3"] = _layer_state(z3v)
         if z3v.outcome == "rejected":
             return _final(z3v, status, names, parts + [z3v])
@@ -227,12 +229,17 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
 def _unproved(z3v: Verdict, dv: Verdict | None) -> Verdict:
     """``unknown-unproved``: z3 left changed windows undecided and differential testing (when
     it ran) found no difference -- which is evidence, not a proof: trials never vary the
-    harness's scalar arguments and may miss rare inputs."""
+    harness's scalar arguments and may miss rare inputs.  The relational proof across blocks
+    (evidence kind ``relational``), when it was tried and failed, is named too."""
     kinds: dict[str, int] = {}
-    for e in z3v.evidence:
+    windows = [e for e in z3v.evidence if e.kind != "relational"]
+    for e in windows:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
-    n = len(z3v.evidence) or 1
+    n = len(windows) or 1
     why = ", ".join(f"{c} {k}" for k, c in kinds.items()) or z3v.status.value
+    rel = [e.message for e in z3v.evidence if e.kind == "relational"]
+    if rel:
+        why += "; not proved across blocks either: " + rel[0]
     ran = next((e.data.get("ran") for e in (dv.evidence if dv else []) if e.kind == "trials"), None)
     tested = (f"; differential testing found no difference in {ran} trial(s)" if ran is not None
               else "")

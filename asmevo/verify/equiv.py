@@ -242,7 +242,15 @@ def _symexec(insts: list[Instruction], float_mode: str) -> SymRun:
         from ..semantics import z3backend
     except ImportError as e:
         raise _Unsupported(f"the z3 semantics backend is not available ({e})") from None
-    from ..semantics.registry import Unsupported
+    from ..semantics.registry import Unsupported, lookup
+    for i in insts:
+        spec = lookup(i.opcode)
+        if spec is not None and spec.kind == "smem" and (spec.extra.get("store")
+                                                         or spec.extra.get("atomic")):
+            # the backend's SMEM case reads memory into the first operand: a scalar store
+            # or atomic would pass as a load and its memory write would go unseen
+            raise _Unsupported(f"'{i.text()}': scalar stores and atomics are not modelled "
+                               "symbolically")
     try:
         res = z3backend.symexec(insts, float_mode=float_mode)
     except Unsupported as e:
@@ -658,7 +666,8 @@ def _reads_anywhere(*kernels: Kernel) -> set:
 
 
 def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = None,
-                  timeout_ms: int = 10_000, float_mode: str = "fp") -> Verdict:
+                  timeout_ms: int = 10_000, float_mode: str = "fp",
+                  relational: bool = False) -> Verdict:
     """The z3 layer of ``asmevo verify``: prove every changed window of every kernel.
 
     Compared units of a window (what the rest of the kernel can observe, over-approximated):
@@ -684,20 +693,30 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
     ``unknown-unsupported`` (evidence kind ``cross-wave-order``): differential testing
     must not overrule it, because the emulator's wave schedule is one of many.
 
-    Returns a Verdict: ``accepted`` (all windows proved, or nothing changed),
-    ``rejected-counterexample``, ``unknown-timeout`` or ``unknown-unsupported``.
+    When a kernel has undecided windows (or memory moved across ``s_barrier``) and no
+    confirmed counterexample, and ``relational`` is true, the relational proof across
+    blocks (:func:`asmevo.verify.relational.prove_relational`) is tried on the whole
+    kernel: when it proves the kernels equivalent, that kernel's undecided windows are
+    replaced by the proof (evidence kind ``relational-proof``); otherwise its answer is
+    one more undecided item (evidence kind ``relational``).
+
+    Returns a Verdict: ``accepted`` (all windows proved, nothing changed, or the
+    relational proof covered the undecided ones), ``rejected-counterexample``,
+    ``unknown-timeout`` or ``unknown-unsupported``.
     """
     names = kernels or sorted({k.name for k in cand.kernels} & {k.name for k in orig.kernels})
     ev: list[Evidence] = []
     unknown: list[tuple[str, str, dict]] = []
     hard: list[str] = []
     proved = 0
+    rel_proved: list[Evidence] = []
     for n in names:
         try:
             ko, kc = orig.kernel(n), cand.kernel(n)
         except KeyError:
             unknown.append(("unsupported", f"kernel {n} missing on one side", {}))
             continue
+        n_ev, n_unknown, n_hard = len(ev), len(unknown), len(hard)
         wins, why = changed_windows(ko, kc)
         if why:
             unknown.append(("unsupported", why, {}))
@@ -779,6 +798,21 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                                 "so this is not a kernel-level counterexample",
                                 {**where, "counterexample": r.counterexample, "reason": r.reason,
                                  "unconfirmed": True}))
+        if relational and len(ev) == n_ev and (len(unknown) > n_unknown or len(hard) > n_hard):
+            # Windows undecided one by one: try the relational proof across blocks
+            # (asmevo.verify.relational); it replaces them only when it proves the kernel.
+            from .relational import prove_relational
+            rel = prove_relational(ko, kc, timeout_ms=min(timeout_ms, RELATIONAL_QUERY_MS),
+                                   budget_s=RELATIONAL_BUDGET_S)
+            if rel.equivalent:
+                del unknown[n_unknown:]
+                del hard[n_hard:]
+                rel_proved.append(Evidence("z3", "relational-proof", f"{n}: {rel.reason}",
+                                           {"kernel": n, **rel.to_json()}))
+            else:
+                unknown.append((rel.unknown_kind or "unsupported",
+                                f"{n}: relational proof across blocks: {rel.status}: {rel.reason}",
+                                {"kernel": n, "relational": rel.to_json()}))
     if ev:
         return Verdict(Status.REJECTED_COUNTEREXAMPLE, ev[0].message, ev)
     if hard:
@@ -790,9 +824,20 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
         if len(unknown) > 1:
             msg += f" (and {len(unknown) - 1} more undecided window(s))"
         return Verdict(st, msg, [Evidence("z3", "unconfirmed-counterexample" if d.get("unconfirmed")
-                                          else k, m, d) for k, m, d in unknown])
+                                          else "relational" if d.get("relational") else k, m, d)
+                                 for k, m, d in unknown])
+    if rel_proved:
+        return Verdict(Status.ACCEPTED, f"{proved} changed window(s) proved equivalent, "
+                       f"{len(rel_proved)} kernel(s) by a relational proof across blocks",
+                       rel_proved)
     return Verdict(Status.ACCEPTED, f"{proved} changed window(s) proved equivalent" if proved
                    else "no changed window")
+
+
+#: Per-query solver budget (ms) of the relational proof across blocks.
+RELATIONAL_QUERY_MS = 3000
+#: Wall-clock budget (s) of one kernel's relational proof; then the kernel stays unknown.
+RELATIONAL_BUDGET_S = 30.0
 
 
 #: Solver budget (ms) of the query that confirms a window counterexample at kernel level.
