@@ -148,6 +148,11 @@ def liveness(kernel: Kernel, am=None) -> Liveness:
     return Liveness(flow, [lv.live_in(b) for b in range(n)], [lv.live_out(b) for b in range(n)])
 
 
+#: vector instructions that write VGPR lanes regardless of EXEC (CDNA3 ISA guide:
+#: V_WRITELANE_B32 ignores EXEC; MFMA treated the same way, conservatively)
+_IGNORES_EXEC = ("v_writelane", "v_mfma", "v_smfmac")
+
+
 def dead_instructions(kernel: Kernel, live: Liveness) -> set[int]:
     """ids of instructions that can be removed: no side effects, and every unit they
     may write is dead after them (see module docstring).  Chains inside a block
@@ -160,8 +165,11 @@ def dead_instructions(kernel: Kernel, live: Liveness) -> set[int]:
         covered: set = set()
         for inst in reversed(blk.instructions):
             e = effects(inst)
+            # a later full write under the same EXEC covers only lanes this instruction
+            # wrote under that EXEC: v_writelane (and MFMA) write lanes whatever EXEC is
+            masked = e.vector and not inst.opcode.startswith(_IGNORES_EXEC)
             if not e.side_effects and not e.uses_all and e.known and e.defs_may and all(
-                    (x not in cur) or (x in covered) for x in e.defs_may):
+                    (x not in cur) or (masked and x in covered) for x in e.defs_may):
                 dead.add(id(inst))
                 continue
             if e.defs_may & _EXEC:

@@ -206,10 +206,6 @@ def test_sgpr_spill_promote_leaves_a_lane_overwritten_per_lane_alone():
     assert "v_writelane_b32 v20, s10, 0" in _code(out)
 
 
-@pytest.mark.xfail(strict=True, reason="dce deletes a v_writelane_b32 because the VGPR is "
-                   "rewritten 'under the same EXEC' before the read; v_writelane ignores EXEC "
-                   "and wrote lane 0, which the later v_mov (lane 0 inactive) does not "
-                   "overwrite: the readlane then reads a lane nothing wrote instead of n+3")
 @pytest.mark.parametrize("pipeline", ["dce", "default"])
 def test_dce_keeps_a_writelane_whose_lane_a_narrower_write_does_not_cover(pipeline):
     out, bad = _same_results(WRITELANE_UNDER_NARROW_EXEC, pipeline, blocks=(64,), ns=(0, 5))
