@@ -172,7 +172,24 @@ class CopyPropagation(Pass):
 #: f64 for 64-bit operands) and packed (VOP3P) operands apply a constant to both halves
 #: (CDNA3 ISA guide, "Inline Constants" and "Packed Math").
 _NOT_32BIT = ("16", "64", "pk_", "dot", "mfma", "smfmac", "_sdwa", "_dpp", "pack",
-              "fp8", "bf8", "pknorm", "pkrtz", "perm")
+              "fp8", "bf8", "pknorm", "pkrtz", "perm", "mix")
+#: 32-bit patterns of the float inline constants (CDNA3 ISA guide, "Inline Constants")
+_INLINE_F32_BITS = {0x3F000000, 0xBF000000, 0x3F800000, 0xBF800000, 0x40000000, 0xC0000000,
+                    0x40800000, 0xC0800000, 0x3E22F983}
+_INLINE_FLOATS = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0}
+
+
+def _is_inline(imm: Imm) -> bool:
+    """Whether ``imm`` is an inline constant (else it needs a literal dword)."""
+    v = imm.value
+    if isinstance(v, float):
+        return v in _INLINE_FLOATS or v == 0.0 or abs(v - 0.15915494309189535) < 1e-9
+    return -16 <= v <= 64 or (v & 0xFFFFFFFF) in _INLINE_F32_BITS
+
+
+#: scalar memory instructions (their SGPR operands are addresses and offsets)
+_SMEM = ("s_load_", "s_buffer_", "s_store_", "s_atomic_", "s_scratch_", "s_dcache_",
+         "s_atc_probe", "s_memtime", "s_memrealtime")
 
 
 def _imm_operand_ok(opcode: str, operand, imm: Imm) -> bool:
@@ -185,6 +202,12 @@ def _imm_operand_ok(opcode: str, operand, imm: Imm) -> bool:
     of instructions whose operands are all 32 bits wide."""
     r = base_of(operand)
     is_int = isinstance(imm.value, int) and not isinstance(imm.value, bool)
+    if opcode.startswith(_SMEM):
+        # an SGPR offset is a zero-extended 32-bit value; an immediate goes into the
+        # (signed 21-bit / unsigned 20-bit) offset field: not the same address
+        return False
+    if not _is_inline(imm) and not (opcode.startswith("s_") or opcode.endswith("_e32")):
+        return False   # gfx9 VOP3/VOP3P encodings take no literal
     if opcode.startswith("s_") and is_int:
         return True
     if isinstance(r, Reg) and r.count != 1:

@@ -162,9 +162,6 @@ def _code(text: str) -> str:
 
 # -- copy-prop -------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="copy-prop forwards a 32-bit literal into a VOP3P "
-                   "operand (v_fma_mix_f32); gfx9 VOP3/VOP3P take no literal, so the output "
-                   "does not assemble (the ISA-table typecheck accepts it)")
 def test_copy_prop_does_not_forward_a_literal_into_vop3p(llvm_mc, tmp_path):
     out, _ = opt("""
         k:
@@ -406,9 +403,6 @@ s_endpgm
 """
 
 
-@pytest.mark.xfail(strict=True, reason="copy-prop turns the SGPR soffset of s_load (32-bit "
-                   "unsigned, added in 64 bits) into the immediate offset field (21-bit "
-                   "signed): s10 = -4 reads base + 0xfffffffc, the immediate -4 reads base - 4")
 @pytest.mark.parametrize("pipeline", ["copy-prop", "default"])
 def test_copy_prop_keeps_a_negative_sgpr_soffset_of_s_load(pipeline):
     """s[12:13] = in + 20 - 2^32, so the original reads in[4] (the emulator agrees:
@@ -424,8 +418,6 @@ def test_copy_prop_keeps_a_negative_sgpr_soffset_of_s_load(pipeline):
     assert isinstance(got, np.ndarray) and np.array_equal(want, got), got
 
 
-@pytest.mark.xfail(strict=True, reason="copy-prop puts -3 into the 20-bit unsigned immediate "
-                   "offset of s_buffer_load_dword; llvm-mc rejects the output")
 def test_copy_prop_output_with_a_negative_s_buffer_load_offset_assembles(llvm_mc, tmp_path):
     out, _ = opt("""
         k:

@@ -192,3 +192,24 @@ def test_integer_constants_forwarded_into_32_bit_and_scalar_64_bit_operands():
         global_store_dword v[2:3], v0, off
         s_endpgm
     """)
+
+
+def test_literal_constants_only_into_encodings_that_take_a_literal():
+    """gfx9 VOP3 (``_e64``) has no literal dword; VOP2 ``_e32`` src0 does."""
+    out, _ = opt("""
+        k:
+        s_mov_b32 s4, 0x12345
+        v_add_u32_e64 v0, s4, v1
+        v_add_u32_e32 v5, s4, v1
+        global_store_dword v[2:3], v0, off
+        global_store_dword v[2:3], v5, off
+        s_endpgm
+    """, "copy-prop")
+    assert out == norm("""
+        s_mov_b32 s4, 0x12345
+        v_add_u32_e64 v0, s4, v1
+        v_add_u32_e32 v5, 0x12345, v1
+        global_store_dword v[2:3], v0, off
+        global_store_dword v[2:3], v5, off
+        s_endpgm
+    """)
