@@ -78,6 +78,40 @@ def may_use_kill(inst) -> tuple[frozenset, frozenset]:
     return r
 
 
+#: vector instructions that read or write other lanes than their own, or lanes
+#: regardless of EXEC (CDNA3 ISA guide: V_READLANE/V_WRITELANE, DS_SWIZZLE/PERMUTE,
+#: DPP; MFMA treated alike)
+_CROSS_LANE = ("v_readlane", "v_readfirstlane", "v_writelane", "ds_swizzle", "ds_permute",
+               "ds_bpermute", "v_mfma", "v_smfmac", "v_permlane")
+_DPP_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr", "wave_rol",
+             "wave_ror", "row_mirror", "row_half_mirror", "row_bcast", "row_newbcast",
+             "row_mask", "bank_mask", "bound_ctrl", "dpp8", "fi")
+_EXEC_UNITS = frozenset((("exec_lo",), ("exec_hi",)))
+_LANE_CACHE: dict = {}
+
+
+def lane_effects(inst) -> tuple[bool, frozenset, bool]:
+    """``(per_lane, full vector writes, writes EXEC)`` of ``inst`` for the EXEC-aware
+    liveness: ``per_lane`` when it reads and writes its VGPRs/AGPRs only in the lanes
+    active in EXEC (a VALU, VMEM or DS instruction without DPP or cross-lane access);
+    the full vector writes are its VGPR/AGPR ``defs_must`` when it is per-lane and its
+    destination keeps nothing of its old value."""
+    k = inst.key()
+    r = _LANE_CACHE.get(k)
+    if r is None:
+        e = effects(inst)
+        op = inst.opcode
+        pl = bool(e.vector and e.known and not e.uses_all and e.kind in ("valu", "vmem", "ds")
+                  and not op.startswith(_CROSS_LANE) and "_dpp" not in op
+                  and not any(inst.has_mod(m) for m in _DPP_MODS))
+        full = frozenset(u for u in e.defs_must if is_vector_unit(u)) \
+            if pl and not e.partial else frozenset()
+        if len(_LANE_CACHE) > 200000:
+            _LANE_CACHE.clear()
+        r = _LANE_CACHE[k] = (pl, full, bool(e.defs_may & _EXEC_UNITS))
+    return r
+
+
 class Liveness(Analysis):
     """Per-block live-in/live-out, per-instruction live sets and register pressure.
 
@@ -134,11 +168,32 @@ class Liveness(Analysis):
         for bi, ii in widen:
             u, d = self._ud[bi][ii]
             self._ud[bi][ii] = (u | everything, d)
+        # per instruction for the EXEC-aware mode: (per-lane uses, full per-lane writes,
+        # writes EXEC) as bit sets, see _scan
+        self._lane: list[list[tuple[int, int, bool]]] | None = None
+        if self.exec_aware:
+            vmask = self._bits(u for u in self.units if is_vector_unit(u))
+            self._lane = []
+            for bi, b in enumerate(blocks):
+                row = []
+                for ii, inst in enumerate(b.instructions):
+                    pl, full, xw = lane_effects(inst)
+                    u = self._ud[bi][ii][0]
+                    row.append(((u & vmask) if pl and u != everything else 0,
+                                self._bits(full), xw))
+                self._lane.append(row)
         # block summaries
         n = len(blocks)
         gen = [0] * n
         kill = [0] * n
         for bi in range(n):
+            if self.exec_aware:
+                gen[bi] = self._scan(bi, 0)[0]
+                k = 0
+                for _, d in self._ud[bi]:
+                    k |= d
+                kill[bi] = k
+                continue
             g = k = 0
             for u, d in reversed(self._ud[bi]):
                 g = (g & ~d) | u
@@ -249,14 +304,11 @@ class Liveness(Analysis):
         where = {f: None for f in self._masks}
         self._pressure_blocks: list[list[dict]] | None = None
         for bi in range(len(self.cfg.blocks)):
-            live = self._live_out[bi]
-            rows = self._ud[bi]
+            sets = self._block_sets(bi)
             wr = self._wr[bi]
-            for ii in range(len(rows) - 1, -1, -1):
-                u, d = rows[ii]
+            for ii in range(len(wr) - 1, -1, -1):
                 # live across the instruction: out | defs (defs occupy registers too)
-                across = live | wr[ii]
-                live = (live & ~d) | u
+                across = sets[ii + 1] | wr[ii]
                 for f, m in self._masks.items():
                     c = (across & m).bit_count()
                     if c > best[f] or (c == best[f] and where[f] is not None and
@@ -285,23 +337,51 @@ class Liveness(Analysis):
         """Units live on exit from block ``b``."""
         return self.to_set(self._live_out[b])
 
+    def _scan(self, bi: int, out: int) -> list[int]:
+        """Bit sets live before each instruction of block ``bi`` (index 0 first) and after
+        its last one, given ``out`` live after it.
+
+        Must-liveness: every write kills.  EXEC-aware may-liveness: VGPR/AGPR writes
+        never kill what is live after the block or across an EXEC write, but a read by
+        a per-lane instruction (:func:`lane_effects`) that a full per-lane write of the
+        register precedes in the block, with no EXEC write in between, reads only lanes
+        that write set, so it does not make the register live before that write (the
+        lanes it reads are exactly the active ones, which the write filled; CDNA3 ISA
+        guide, "EXEC mask").  Two sets are carried backwards: ``strong`` (live in every
+        lane) and ``loc`` (read only per lane in the current EXEC epoch)."""
+        rows = self._ud[bi]
+        res = [0] * (len(rows) + 1)
+        res[-1] = out
+        if not self.exec_aware:
+            live = out
+            for ii in range(len(rows) - 1, -1, -1):
+                u, d = rows[ii]
+                live = (live & ~d) | u
+                res[ii] = live
+            return res
+        lane = self._lane[bi]
+        strong, loc = out, 0
+        for ii in range(len(rows) - 1, -1, -1):
+            u, d = rows[ii]
+            pl_use, full, xw = lane[ii]
+            if xw:
+                strong |= loc
+                loc = 0
+            strong &= ~d
+            loc &= ~(d | full)
+            strong |= u & ~pl_use
+            loc |= pl_use
+            res[ii] = strong | loc
+        return res
+
     def _block_sets(self, bi: int) -> list[int]:
         """Bit sets live before each instruction of block ``bi`` plus live-out at the end
         (computed once per block, then cached)."""
         cache = self.__dict__.setdefault("_sets_cache", {})
         hit = cache.get(bi)
-        if hit is not None:
-            return hit
-        rows = self._ud[bi]
-        res = [0] * (len(rows) + 1)
-        live = self._live_out[bi]
-        res[-1] = live
-        for ii in range(len(rows) - 1, -1, -1):
-            u, d = rows[ii]
-            live = (live & ~d) | u
-            res[ii] = live
-        cache[bi] = res
-        return res
+        if hit is None:
+            hit = cache[bi] = self._scan(bi, self._live_out[bi])
+        return hit
 
     def live_before(self, inst) -> frozenset:
         """Units live immediately before ``inst``."""

@@ -134,6 +134,8 @@ class Liveness:
     flow: KernelFlow
     live_in: list[frozenset]
     live_out: list[frozenset]
+    #: the analysis it views (per-instruction sets), when computed
+    may: MayLiveness | None = None
 
 
 def liveness(kernel: Kernel, am=None) -> Liveness:
@@ -145,7 +147,8 @@ def liveness(kernel: Kernel, am=None) -> Liveness:
     if not flow.ok:
         return Liveness(flow, [frozenset()] * n, [frozenset()] * n)
     lv = _get(am, MayLiveness, kernel)
-    return Liveness(flow, [lv.live_in(b) for b in range(n)], [lv.live_out(b) for b in range(n)])
+    return Liveness(flow, [lv.live_in(b) for b in range(n)], [lv.live_out(b) for b in range(n)],
+                    lv)
 
 
 #: vector instructions that write VGPR lanes regardless of EXEC (CDNA3 ISA guide:
@@ -189,6 +192,11 @@ def dead_instructions(kernel: Kernel, live: Liveness) -> set[int]:
 def live_after_each(kernel: Kernel, live: Liveness) -> dict[int, frozenset]:
     """id(instruction) -> units live right after it (may-liveness, as above)."""
     out: dict[int, frozenset] = {}
+    if live.may is not None:
+        for blk in kernel.blocks:
+            for inst in blk.instructions:
+                out[id(inst)] = live.may.live_after(inst)
+        return out
     for b, blk in enumerate(kernel.blocks):
         cur = set(live.live_out[b])
         for inst in reversed(blk.instructions):

@@ -14,6 +14,7 @@ from ..ir.operands import Imm, Reg, Special, base_of, reg_units
 from .base import Pass, PassResult
 from .checks import frozen_blocks, new_violations, repair_hazards, static_violations
 from .effects import FLAT_SCRATCH, effects, is_vector_unit
+from ..analysis.liveness import lane_effects
 from .liveness import kernel_flow, liveness
 from .scratch_forward import _access
 
@@ -590,32 +591,12 @@ def lower_waits(kernel: Kernel, removed: set[int]) -> dict[int, Instruction]:
 
 # -- coalescing the new moves ----------------------------------------------------------
 
-#: readers and writers that touch VGPR lanes other than the active ones (or ignore EXEC)
-_CROSS_LANE = ("v_readlane", "v_readfirstlane", "v_writelane", "ds_swizzle", "ds_permute",
-               "ds_bpermute", "v_mfma", "v_smfmac", "v_permlane", "v_accvgpr")
-_DPP_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "row_mirror", "row_half_mirror",
-             "row_bcast", "row_newbcast", "wave_shl", "wave_rol", "wave_shr", "wave_ror",
-             "row_mask", "bank_mask", "bound_ctrl", "dpp8", "fi")
 _EXEC_UNITS = frozenset((("exec_lo",), ("exec_hi",)))
 
 
-_PER_LANE: dict[tuple, bool] = {}
-
-
-def _per_lane(inst: Instruction) -> bool:
-    """Whether ``inst`` reads and writes its VGPRs only in the lanes active in EXEC
-    (a VALU, VMEM or DS instruction without DPP or cross-lane access); memoised per
-    instruction text."""
-    k = inst.key()
-    r = _PER_LANE.get(k)
-    if r is None:
-        e = effects(inst)
-        op = inst.opcode
-        r = _PER_LANE[k] = bool(
-            e.vector and e.known and not e.uses_all and e.kind in ("valu", "vmem", "ds")
-            and not op.startswith(_CROSS_LANE) and "_dpp" not in op
-            and not any(inst.has_mod(m) for m in _DPP_MODS))
-    return r
+def _lane_ok(inst: Instruction) -> bool:
+    """Per-lane: reads and writes VGPRs only in lanes active in EXEC."""
+    return lane_effects(inst)[0]
 
 
 def _tied(inst: Instruction) -> bool:
@@ -649,7 +630,8 @@ def _tied(inst: Instruction) -> bool:
 def _vector_transfer(insts, live: set) -> set:
     """VGPR/AGPR units live before ``insts`` given ``live`` after them, lane-aware.
 
-    A read by a per-lane instruction (:func:`_per_lane`) that a full per-lane write of
+    A read by a per-lane instruction (:func:`asmevo.analysis.liveness.lane_effects`)
+    that a full per-lane write of
     the register precedes in the same block, with no EXEC write in between, reads
     only lanes that write set: it does not make the register live before the write.
     Every other read (cross-lane, DPP, MFMA, or across an EXEC write) keeps it live
@@ -660,12 +642,11 @@ def _vector_transfer(insts, live: set) -> set:
     loc: set = set()
     for inst in reversed(insts):
         e = effects(inst)
-        if e.defs_may & _EXEC_UNITS:
+        pl, full, writes_exec = lane_effects(inst)
+        if writes_exec:
             strong |= loc
             loc = set()
-        pl = _per_lane(inst)
-        if pl and not e.partial:
-            loc.difference_update(u for u in e.defs_must if is_vector_unit(u))
+        loc.difference_update(full)
         for u in e.uses:
             if is_vector_unit(u):
                 (loc if pl else strong).add(u)
@@ -673,26 +654,11 @@ def _vector_transfer(insts, live: set) -> set:
 
 
 def _vector_live_out(kernel: Kernel) -> list[set]:
-    """Per block, the VGPR/AGPR units live after it (:func:`_vector_transfer` to a
-    fixpoint over :func:`asmevo.passes.liveness.kernel_flow`; exits have none)."""
-    flow = kernel_flow(kernel)
-    n = len(kernel.blocks)
-    lin: list[set] = [set() for _ in range(n)]
-    lout: list[set] = [set() for _ in range(n)]
-    pred = flow.pred
-    work = list(range(n - 1, -1, -1))
-    while work:
-        b = work.pop()
-        out = set()
-        for s in flow.succ[b]:
-            out |= lin[s]
-        lout[b] = out
-        new = _vector_transfer(kernel.blocks[b].instructions, set(out))
-        if new != lin[b]:
-            lin[b] = new
-            work.extend(p for p in pred[b] if p not in work)
-    return lout
-
+    """Per block, the VGPR/AGPR units live after it: the EXEC-aware may-liveness
+    (:class:`asmevo.analysis.liveness.MayLiveness`, the same lane-aware rule as
+    :func:`_vector_transfer`); exits have none."""
+    live = liveness(kernel)
+    return [{u for u in lo if is_vector_unit(u)} for lo in live.live_out]
 
 def _units_of(r: Reg) -> set:
     return set(reg_units(r))
@@ -784,7 +750,7 @@ def _fold_store(blk, i: int, live_out: set) -> bool:
             return False
         vdefs = {u for u in e.defs_may if is_vector_unit(u)}
         if vdefs & xu and d.operands and base_of(d.operands[0]) == vx:
-            if vdefs != xu or not _per_lane(d) or _tied(d) or e.ndefs < 1 \
+            if vdefs != xu or not _lane_ok(d) or _tied(d) or e.ndefs < 1 \
                     or d.operands[0] is not base_of(d.operands[0]):
                 return False
             new = _rename_after(blk.instructions, i + 1, vx, vs)
@@ -815,7 +781,7 @@ def _rename_after(insts: list, start: int, vx: Reg, vs: Reg) -> list | None:
         if e.defs_may & _EXEC_UNITS:
             break
         if e.uses & xu:
-            if not _per_lane(r):
+            if not _lane_ok(r):
                 break
             rr = _rename_reads(r, vx, vs)
             if rr is None:

@@ -6,7 +6,7 @@ single instructions, with successors computed here from the branch text."""
 import pytest
 
 from asmevo.analysis.cfg import CFG, EXIT
-from asmevo.analysis.liveness import Liveness, MayLiveness, may_use_kill
+from asmevo.analysis.liveness import Liveness, MayLiveness, lane_effects, may_use_kill
 from asmevo.frontend.asm_parser import parse_asm
 from asmevo.ir.operands import Label
 from asmevo.passes.liveness import (block_transfer, dead_instructions, kernel_flow,
@@ -158,25 +158,39 @@ def _round_robin(k):
     for b, blk in enumerate(k.blocks):
         first[b] = next(((b2, 0) for b2 in range(b, len(k.blocks)) if k.blocks[b2].instructions),
                         None)
-    before = {(b, i): set() for b, i, _ in insts}
-    after = {(b, i): set() for b, i, _ in insts}
+    # state before/after each instruction: (strong, loc): live in every lane, and read
+    # only per lane in the current EXEC epoch by an instruction that a full per-lane
+    # write earlier in the block covers (see Liveness._scan); block ends are all strong
+    before = {(b, i): (frozenset(), frozenset()) for b, i, _ in insts}
+    after = {(b, i): (frozenset(), frozenset()) for b, i, _ in insts}
     changed = True
     while changed:
         changed = False
         for b, i, inst in reversed(insts):
             if i + 1 < len(k.blocks[b].instructions):
-                out = set(before[(b, i + 1)])
+                strong, loc = before[(b, i + 1)]
             else:
-                out = set()
+                strong, loc = set(), set()
                 for s in succ[b]:
                     if first.get(s) is not None:
-                        out |= before[first[s]]
+                        strong |= before[first[s]][0] | before[first[s]][1]
+            out = (frozenset(strong), frozenset(loc))
             u, kill = may_use_kill(inst)
-            inn = (out - kill) | u
+            per_lane, full, writes_exec = lane_effects(inst)
+            strong, loc = set(strong), set(loc)
+            if writes_exec:
+                strong |= loc
+                loc = set()
+            strong -= kill
+            loc -= kill | full
+            pl = {x for x in u if per_lane and x[0] in ("v", "a") and len(x) == 2}
+            strong |= set(u) - pl
+            loc |= pl
+            inn = (frozenset(strong), frozenset(loc))
             if out != after[(b, i)] or inn != before[(b, i)]:
                 after[(b, i)], before[(b, i)] = out, inn
                 changed = True
-    return after
+    return {key: st | lc for key, (st, lc) in after.items()}
 
 
 def test_may_liveness_matches_round_robin_fixpoint(corpus_dir):
