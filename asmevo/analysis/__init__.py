@@ -108,6 +108,7 @@ class AnalysisManager:
 ANALYSES = {
     "cfg": "asmevo.analysis.cfg:CFG",
     "liveness": "asmevo.analysis.liveness:Liveness",
+    "liveness-may": "asmevo.analysis.liveness:MayLiveness",
     "waitcnt": "asmevo.analysis.waitcnt:WaitcntAnalysis",
     "regbudget": "asmevo.analysis.regbudget:RegisterBudget",
     "hazards": "asmevo.analysis.hazards:HazardAnalysis",
