@@ -43,7 +43,7 @@ def test_edit_then_recompute(kern):
 
 def test_registry_and_analyze_all(kern):
     k, am = kern(SRC)
-    assert set(ANALYSES) == {"cfg", "liveness", "waitcnt", "regbudget", "hazards"}
+    assert set(ANALYSES) == {"cfg", "liveness", "liveness-may", "waitcnt", "regbudget", "hazards"}
     res = analyze_all(k, am.module)
     assert set(res) == {"cfg", "liveness", "waitcnt", "regs", "hazards"}
     assert res["hazards"].violations == [] and res["waitcnt"].violations == []
