@@ -200,6 +200,14 @@ def _lane_spills(blocks) -> tuple[set, set]:
                 if isinstance(sel, Imm):
                     lanes.add(int(sel.value) & 63)
                     vgprs |= {u for u in reg_units(v) if _is_vec_unit(u)}
+    # the registers such a spill VGPR is parked in whole (WWM copies to/from AGPRs)
+    for insts in blocks:
+        for i in insts:
+            if i.opcode.startswith(("v_accvgpr_write", "v_accvgpr_read", "v_accvgpr_mov",
+                                    "v_mov_b32")) and len(i.operands) == 2:
+                units = [u for op in i.operands for u in reg_units(base_of(op)) if _is_vec_unit(u)]
+                if len(units) == 2 and (units[0] in vgprs or units[1] in vgprs):
+                    vgprs |= set(units)
     return vgprs, lanes
 
 
@@ -438,9 +446,19 @@ class _Entry:
             return _sub_lane(self.cand(loc[1]), loc[2])
         return _load4(self.c_scratch, loc[1])
 
-    def constraints(self) -> list:
+    def constraints(self, all_lanes: bool = False) -> list:
         """The invariant's conjuncts not built into the initial terms, over the generic
-        lane (a lane-wise assumption for one lane is weaker than for all 64: sound)."""
+        lane (weaker than for all 64 lanes: sound), or with ``all_lanes`` instantiated for
+        each of the 64 lanes (``lane := i``; lane masks and cross-lane reads see every
+        lane, not only the generic one; heavier for the solver)."""
+        gen = self._generic_constraints()
+        if not all_lanes:
+            return gen
+        return [f if not _mentions_lane(f) else
+                z3.And([z3.substitute(f, (_lane(), z3.BitVecVal(i, 6))) for i in range(64)])
+                for f in gen]
+
+    def _generic_constraints(self) -> list:
         out = []
         for c in sorted(self.inv, key=_conj_key):
             if c in self.used or c[0] == "scr":
@@ -460,6 +478,20 @@ class _Entry:
                     continue
                 out.append(z3.Implies(self._act(), a == b))
         return out
+
+
+def _mentions_lane(f) -> bool:
+    seen, stack = set(), [f]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and str(t) == "lane":
+            return True
+        if z3.is_app(t):
+            stack.extend(t.children())
+    return False
 
 
 def _conj_key(c):
@@ -490,6 +522,54 @@ class _State:
         self.st.mem = {"global": entry.mem_global, "lds": entry.mem_lds,
                        "scratch": entry.o_scratch if side == "o" else entry.c_scratch}
         self.segments: list[list] = [[]]   # global/LDS writes between barriers
+        self.masks: dict = {}   # (lo id, hi id) of a VALU-written lane mask -> its generic bit
+        self._gb: dict = {}
+
+    def note_masks(self):
+        """Record the lane masks the backend built in the last step (its ``lmview``)."""
+        for lo, hi, bit in self.st.lmview.values():
+            self.masks[(lo.get_id(), hi.get_id())] = (lo, hi, bit)
+
+    def lane_bit(self, t64):
+        """Bool: bit ``lane`` (the generic lane) of the 64-bit mask term ``t64``.
+
+        The backend builds a VALU lane mask as the concatenation of its 64 lane instances
+        (bit ``i`` is the generic lane's bit with ``lane := i``), so the generic lane's own
+        bit of it is that generic bit; bitwise SALU operations (and, or, xor, not) and
+        64-bit splits/joins are followed through.  Anything else: the plain bit extraction.
+        Equal to ``Extract(lane, t64)`` by construction, and far smaller for the solver."""
+        k = t64.get_id()
+        r = self._gb.get(k)
+        if r is not None:
+            return r
+        r = None
+        if z3.is_app_of(t64, z3.Z3_OP_CONCAT) and t64.num_args() == 2:
+            hi, lo = t64.arg(0), t64.arg(1)
+            m = self.masks.get((lo.get_id(), hi.get_id()))
+            if m is not None and m[0].eq(lo) and m[1].eq(hi):
+                r = m[2]
+            elif (z3.is_app_of(hi, z3.Z3_OP_EXTRACT) and z3.is_app_of(lo, z3.Z3_OP_EXTRACT)
+                  and hi.params() == [63, 32] and lo.params() == [31, 0]
+                  and hi.arg(0).eq(lo.arg(0)) and hi.arg(0).size() == 64):
+                r = self.lane_bit(hi.arg(0))
+        elif t64.size() == 64 and z3.is_app(t64):
+            kind = t64.decl().kind()
+            if kind in (z3.Z3_OP_BAND, z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
+                bits = [self.lane_bit(a) for a in t64.children()]
+                if kind == z3.Z3_OP_BAND:
+                    r = z3.And(*bits)
+                elif kind == z3.Z3_OP_BOR:
+                    r = z3.Or(*bits)
+                else:
+                    r = bits[0]
+                    for b in bits[1:]:
+                        r = z3.Xor(r, b)
+            elif kind == z3.Z3_OP_BNOT:
+                r = z3.Not(self.lane_bit(t64.arg(0)))
+        if r is None:
+            r = z3.Extract(0, 0, z3.LShR(t64, z3.ZeroExt(58, _lane()))) == 1
+        self._gb[k] = r
+        return r
 
     def loc(self, loc):
         st = self.st
@@ -500,7 +580,8 @@ class _State:
         return _load4(st.mem["scratch"], loc[1])
 
     def active(self):
-        return _active(self.st.get(("exec_lo",)), self.st.get(("exec_hi",)))
+        """Bool: the EXEC bit of the generic lane now (:meth:`lane_bit`)."""
+        return self.lane_bit(z3.Concat(self.st.get(("exec_hi",)), self.st.get(("exec_lo",))))
 
 
 def _run(insts: list[Instruction], state: _State, barrier_tag: str) -> None:
@@ -538,6 +619,7 @@ def _run(insts: list[Instruction], state: _State, barrier_tag: str) -> None:
         except (KeyError, IndexError, TypeError, ValueError, AttributeError, z3.Z3Exception) as e:
             raise _GiveUp("unsupported", f"'{inst.text()}': the z3 backend cannot model it: "
                           f"{type(e).__name__}: {e}") from None
+        state.note_masks()
         for w in st.writes[n:]:
             if w.space != "scratch":
                 state.segments[-1].append(w)
@@ -929,12 +1011,22 @@ class _Prover:
             blk = self.blocks[b]
             entry, so, sc = self._execute(b, inv[b])
             assume = entry.constraints()
+            full: list = []
             try:
                 obl = self._obligations(b, entry, so, sc)
             except _Refuted as e:
                 return (b, e.reason, None)
             res = self._prove_all(assume, obl)
+            if res[0] != "ok":
+                full = entry.constraints(all_lanes=True)
+                if len(full) != len(assume) or any(not a.eq(f) for a, f in zip(assume, full)):
+                    res = self._prove_all(full, obl)
             if res[0] == "sat":
+                if _TRACE:
+                    ident = frozenset(self._identity())
+                    print(f"relational: block {blk.name} fails; invariant:",
+                          sorted(conjunct_text(c) for c in inv[b] - ident),
+                          "dropped:", sorted(conjunct_text(c) for c in ident - inv[b]))
                 return (b, f"block {blk.name}: {', '.join(res[1])} may differ",
                         (res[2], entry, res[1]))
             if res[0] == "unknown":
@@ -949,6 +1041,14 @@ class _Prover:
                     edge = [to] if kind == "taken" else [z3.Not(to)]
                 kept = self._weaken(inv[s], assume + edge, so, sc)
                 if kept != inv[s]:
+                    # what the generic-lane assumptions could not keep: once more with the
+                    # invariant instantiated for all 64 lanes
+                    if not full:
+                        full = entry.constraints(all_lanes=True)
+                    if any(_mentions_lane(a) for a in assume):
+                        again = self._weaken(inv[s] - kept, full + edge, so, sc, solver_only=True)
+                        kept = kept | again
+                if kept != inv[s]:
                     inv[s] = kept
                     if s not in work:
                         work.append(s)
@@ -959,7 +1059,8 @@ class _Prover:
             return ident  # the launch state: the identity only
         return frozenset(ident | guesses.get(b, set()))
 
-    def _weaken(self, conj: frozenset, assume: list, so: _State, sc: _State) -> frozenset:
+    def _weaken(self, conj: frozenset, assume: list, so: _State, sc: _State,
+                solver_only: bool = False) -> frozenset:
         """The conjuncts of ``conj`` proved at this edge (Houdini step)."""
         named = []
         for c in conj:
@@ -971,7 +1072,7 @@ class _Prover:
                 continue
             named.append((c, f2))
         kept = set(conj)
-        if named:
+        if named and not solver_only:
             bad = _refute_concretely(assume, named, so.entry.vars + [_lane()])
             if _TRACE and bad:
                 print(f"relational: {len(bad)} of {len(named)} conjunct(s) refuted concretely")
