@@ -170,7 +170,7 @@ _SCC_USE_SALU = re.compile(r"^s_(addc|subb|cselect|cmov|cmovk|cbranch_scc)")
 _CARRY_VALU = re.compile(r"^v_(add|sub|subrev)(_co)?_u32|^v_(addc|subb|subbrev)_co_u32|"
                          r"^v_mad_(u64_u32|i64_i32)|^v_div_scale")
 _VCC_IMPLICIT_USE = re.compile(r"^v_div_fmas")
-_TIED_DST = re.compile(r"^v_(fmac|mac|fmamk|fmaak|madmk|madak|dot2c|dot4c|dot8c|pk_fmac)_")
+_TIED_DST = re.compile(r"^v_(fmac|mac|dot2c|dot4c|dot8c|pk_fmac)_")
 
 
 def _units(ops) -> tuple:

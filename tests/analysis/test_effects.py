@@ -102,3 +102,15 @@ def test_unknown_mnemonic_is_never_removed():
     from asmevo.ir.operands import Reg
     e = effects(Instruction("v_not_a_real_op", (Reg("v", 0, 1), Reg("v", 1, 1))))
     assert not e.known and e.uses_all and e.side_effects
+
+
+def test_fmaak_destination_is_not_tied_but_fmac_is():
+    """v_fmaak_f32 D = S0*S1 + K writes D without reading it; v_fmac_f32 D = S0*S1 + D
+    reads it (LLVM VOP2Instructions.td: only the *mac/fmac forms tie src2 to vdst)."""
+    from asmevo.analysis._isa import facts
+    from asmevo.frontend.asm_parser import parse_asm
+    m = parse_asm("k:\nv_fmaak_f32 v0, v1, v2, 0x41200000\nv_fmac_f32_e32 v3, v1, v2\n"
+                  "s_endpgm\n", "t.s")
+    fmaak, fmac, _ = m.kernels[0].instructions()
+    assert ("v", 0) not in facts(fmaak).uses and ("v", 0) in facts(fmaak).defs
+    assert ("v", 3) in facts(fmac).uses
