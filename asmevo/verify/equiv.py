@@ -993,11 +993,17 @@ def _facts_or_none(inst: Instruction):
 
 def _barrier_order_changed(wa: list[Instruction], wb: list[Instruction]) -> bool:
     """Whether the order of memory operations relative to ``s_barrier`` differs: other
-    waves may observe it, which neither z3 nor the emulator's wave schedule decides."""
+    waves may observe it, which neither z3 nor the emulator's wave schedule decides.
+    Compared as the sequence of opcodes of barriers and memory operations; ``scratch_*``
+    accesses are left out: private memory belongs to one lane, so no other wave observes
+    when they happen (their values are still compared by z3)."""
     from ..analysis._isa import facts
 
     def skel(ws):
-        return [i.key() for i in ws if i.opcode == "s_barrier" or facts(i).mem]
+        # the kinds of operations in order: registers may be renamed (z3 compares what
+        # each one reads and writes); moving one across a barrier changes this sequence
+        return [i.opcode for i in ws if i.opcode == "s_barrier"
+                or (facts(i).mem and not i.opcode.startswith("scratch_"))]
     sa, sb = skel(wa), skel(wb)
     return sa != sb and any(i.opcode == "s_barrier" for i in wa + wb)
 
