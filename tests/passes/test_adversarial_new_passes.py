@@ -668,3 +668,29 @@ def test_clang_O0_kernel_with_a_divergent_loop(tmp_path):
         a = _emulate(_load(text), 100, n)
         b = _emulate(_load(out), 100, n)
         assert np.array_equal(a, b), (n, np.nonzero(a != b)[0][:4])
+
+
+def test_sgpr_spill_promote_lane_beyond_a_partial_wave():
+    """Lane 60 of a 50-work-item wave: v_writelane/readlane and the whole-wave AGPR copies
+    reach it whatever EXEC is, the per-lane v_mov (50 lanes) does not; the lane is
+    promoted and the readlane value n + 3 survives."""
+    body = PRO + """
+    s_add_u32 s10, s7, 3
+    v_writelane_b32 v20, s10, 60
+    s_or_saveexec_b64 s[14:15], -1
+    v_accvgpr_write_b32 a0, v20
+    s_mov_b64 exec, s[14:15]
+    v_mov_b32_e32 v20, 0
+    s_or_saveexec_b64 s[14:15], -1
+    v_accvgpr_read_b32 v20, a0
+    s_mov_b64 exec, s[14:15]
+    s_nop 1
+    v_readlane_b32 s11, v20, 60
+    v_mov_b32_e32 v2, s11
+    global_store_dword v1, v2, s[4:5]
+    s_endpgm
+    """
+    out, bad = _same_results(body, "default", blocks=(50, 64), ns=(0, 4))
+    assert bad == []
+    assert "v_readlane" not in _code(out)
+    assert _emulate(_load(out), 50, 4)[0] == 7
