@@ -406,6 +406,13 @@ class SgprSpillPromote(Pass):
         lanes = sorted({L for _, _, L in writes} & {L for _, _, L in reads})
         if not lanes:
             return None
+        if len(lanes) > len(free):
+            # not enough SGPRs for every lane: the most used lanes first (lanes are
+            # independent; the check below runs on the chosen set)
+            use = Counter(L for _, _, L in writes + reads)
+            lanes = sorted(sorted(lanes, key=lambda L: (-use[L], L))[:len(free)])
+            if not lanes:
+                return None
         init_at = self._init_point(kernel, flow, vunits)
         for _ in range(3):
             if not lanes:

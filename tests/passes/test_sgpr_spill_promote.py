@@ -239,9 +239,14 @@ def test_left_alone(name):
     assert not inst.stats["sgpr-spill-promote"].get("lanes-promoted")
 
 
-def test_no_free_sgpr_no_change():
-    """Below s4 only s3 is free: two lanes do not fit, nothing changes."""
-    out, _ = opt(ACROSS_BRANCH, "sgpr-spill-promote<max-sgpr=4>")
+def test_too_few_free_sgprs_promote_what_fits():
+    """Below s4 only s3 is free: one of the two lanes (lane 0) is promoted, lane 1
+    stays a spill; below s3 nothing is free and nothing changes."""
+    out, inst = opt(ACROSS_BRANCH, "sgpr-spill-promote<max-sgpr=4>")
+    assert "s_mov_b32 s3, s4" in out and "s_mov_b32 s4, s3" in out
+    assert "v_writelane_b32 v0, s5, 1" in out and "v_readlane_b32 s5, v0, 1" in out
+    assert inst.stats["sgpr-spill-promote"]["lanes-promoted"] == 1
+    out, _ = opt(ACROSS_BRANCH, "sgpr-spill-promote<max-sgpr=3>")
     assert "v_writelane_b32 v0, s4, 0" in out and "v_readlane_b32 s4, v0, 0" in out
 
 
