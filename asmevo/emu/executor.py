@@ -1244,6 +1244,8 @@ def compile_smem(inst, spec, ctx, nxt):
         def run(wv):
             base = wv.s.item(base_i) | (wv.s.item(base_i + 1) << 32)
             off = int(off_r(wv)[0])
+            if off & 0x80000000 and not is_buf and isinstance(off_op, Imm):
+                off -= 1 << 32   # a signed immediate offset, as for loads
             addr = (base + off + off_imm) & ~3 & ((1 << 64) - 1)
             a = np.array([addr], U64)
             if aop is None:
