@@ -837,7 +837,7 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
 #: Per-query solver budget (ms) of the relational proof across blocks.
 RELATIONAL_QUERY_MS = 3000
 #: Wall-clock budget (s) of one kernel's relational proof; then the kernel stays unknown.
-RELATIONAL_BUDGET_S = 60.0
+RELATIONAL_BUDGET_S = 35.0
 
 
 #: Solver budget (ms) of the query that confirms a window counterexample at kernel level.

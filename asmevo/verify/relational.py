@@ -778,7 +778,7 @@ class _Prover:
                     self.preds[s].append(b)
         self._tag = 0
         self.collect_slots = True
-        self.rounds = 3     # fixpoint runs, each after new guesses
+        self.rounds = 2     # fixpoint runs, each after new guesses
 
     # -- helpers ---------------------------------------------------------------------------
     def _check_time(self, where: str):
