@@ -135,7 +135,7 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False,
 
 
 def _verify(args, original, module) -> int:
-    """``--verify``: 0 when accepted; 3 when unknown (the verdict is printed on stderr as
+    """``--verify``: 0 when accepted (the verdict is printed on stderr); 3 when unknown (the verdict is printed on stderr as
     unproved; the caller still writes the output); else (rejected) prints the verdict,
     returns 1 and nothing is written.  ``original`` and ``module`` are modules or paths:
     when an output file is written, the caller passes the input path and the path of the
@@ -144,6 +144,7 @@ def _verify(args, original, module) -> int:
     verdict = checks.verify_result(original, module, args.verify, args.harness, args.kernel,
                                    args.entry)
     if verdict.accepted:
+        sys.stderr.write(f"{PROG}: --verify={args.verify}: {verdict.text()}\n")
         return 0
     if verdict.outcome == "unknown":
         sys.stderr.write(f"{PROG}: warning: --verify={args.verify}: the result is UNPROVED "
