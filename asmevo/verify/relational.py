@@ -1177,5 +1177,10 @@ def prove_relational(orig: Kernel, cand: Kernel, *, timeout_ms: int = 3000,
     except _GiveUp as e:
         r = RelationalResult(UNKNOWN, e.reason, e.kind, block=e.block,
                              queries=locals().get("p").queries if "p" in locals() else 0)
+    except (z3.Z3Exception, RecursionError, ValueError, TypeError, KeyError, IndexError,
+            AttributeError) as e:
+        # whatever went wrong, the answer is never "equivalent"
+        r = RelationalResult(UNKNOWN, f"the relational proof failed: {type(e).__name__}: {e}",
+                             "unsupported")
     r.seconds = time.monotonic() - t0
     return r
