@@ -434,7 +434,7 @@ class SymResult:
     ``regs``: unit -> term for every unit read or written (``("v", 5)`` -> BitVec 32,
     ``("scc",)`` -> BitVec 1); ``written``: the units written; ``writes``: the
     stores in order; ``memory``: final byte arrays per space; ``lane``: the lane
-    variable."""
+    variable; ``lane_blind``: reasons the result may miss other lanes' stores."""
 
     regs: dict
     written: set
@@ -442,6 +442,8 @@ class SymResult:
     memory: dict
     lane: object
     initial: dict = field(default_factory=dict)
+    #: loads that may miss another lane's store (shared memory read after a store)
+    lane_blind: list = field(default_factory=list)
 
 
 def _unit_name(u) -> str:
@@ -468,6 +470,8 @@ class SymState:
                     "lds": z3.Array(prefix + "lds", z3.BitVecSort(32), z3.BitVecSort(8)),
                     "scratch": z3.Array(prefix + "scratch", z3.BitVecSort(64), z3.BitVecSort(8))}
         self.writes: list = []
+        #: why results may miss other lanes' effects (see _shared_load)
+        self.lane_blind: list = []
         for u, t in (initial or {}).items():
             self.regs[u] = t
             self.initial[u] = t
@@ -743,7 +747,7 @@ def step(st: SymState, inst) -> None:
         addr = (base + z3.SignExt(32, off) + int(inst.mod("offset", 0))) & ~z3.BitVecVal(3, 64)
         us = _units_of(ops[0])
         for j, u in enumerate(us):
-            st.set(u, _load_bytes(st.mem["global"], addr + 4 * j, 4))
+            st.set(u, _shared_load(st, "global", addr + 4 * j, 4))
         return
     raise Unsupported(f"'{inst.text()}': {k} instructions are not modelled symbolically")
 
@@ -970,7 +974,7 @@ def _mubuf(st, inst, spec):
     addr = base + z3.ZeroExt(32, soff) + z3.ZeroExt(32, idx) * stride + off64
     act = st.active()
     if load:
-        v = _load_bytes(st.mem["global"], addr, size)
+        v = _shared_load(st, "global", addr, size)
         v = z3.If(inr, v, z3.BitVecVal(0, 8 * size))
         if size < 4:
             v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
@@ -1094,6 +1098,18 @@ def _mfma(st, inst, spec):
         st.set(u, r)
 
 
+def _shared_load(st, space: str, addr, n):
+    """A load of ``n`` bytes from ``space`` by the generic lane.  Memory other lanes can
+    write (``global``, ``lds``) is modelled only with this lane's own stores, so after
+    any store to that space in the window a load may see another lane's store that the
+    model lacks: such loads are recorded in ``st.lane_blind`` (``scratch`` is per lane),
+    and a verifier must not prove anything that depends on them."""
+    if space != "scratch" and any(w.space == space for w in st.writes):
+        st.lane_blind.append(f"a {space} load after a {space} store in the same window: "
+                             "other lanes' stores are not modelled")
+    return _load_bytes(st.mem[space], addr, n)
+
+
 def _load_bytes(arr, addr, n):
     return z3.Concat(*[z3.Select(arr, addr + i) for i in reversed(range(n))])
 
@@ -1142,7 +1158,7 @@ def _vmem(st, inst, spec):
             a = _read(st, saddr, "b64") + z3.ZeroExt(32, _read(st, vaddr, "b32")) + off
     act = st.active()
     if load:
-        v = _load_bytes(st.mem[arr_name], a, size)
+        v = _shared_load(st, arr_name, a, size)
         us = _units_of(dst)
         if size < 4:
             v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
@@ -1191,7 +1207,7 @@ def _ds(st, inst, spec):
             us = _units_of(ops[0])
             n = size // 4
             for half, o in ((0, o0), (1, o1)):
-                v = _load_bytes(st.mem["lds"], a + o, size)
+                v = _shared_load(st, "lds", a + o, size)
                 for j in range(n):
                     u = us[half * n + j]
                     st.set(u, z3.If(act, z3.Extract(32 * j + 31, 32 * j, v), st.get(u)))
@@ -1206,7 +1222,7 @@ def _ds(st, inst, spec):
     if ex["op"] == "read":
         dst = base_of(ops[0])
         a = _read(st, ops[1], "b32") + off
-        v = _load_bytes(st.mem["lds"], a, size)
+        v = _shared_load(st, "lds", a, size)
         if size < 4:
             v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
             _write_v(st, dst, "b32", v, act)
@@ -1241,4 +1257,4 @@ def symexec(instructions, initial: dict | None = None, *, float_mode: str = "fp"
             raise Unsupported(f"'{inst.text()}': control flow ends a straight-line window")
         step(st, inst)
     return SymResult(dict(st.regs), set(st.written), list(st.writes), dict(st.mem), st.lane,
-                     dict(st.initial))
+                     dict(st.initial), list(st.lane_blind))

@@ -257,6 +257,10 @@ def _symexec(insts: list[Instruction], float_mode: str) -> SymRun:
         raise _Unsupported(str(getattr(e, "message", e))) from None
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, z3.Z3Exception) as e:
         raise _Unsupported(f"the z3 backend cannot model this window: {type(e).__name__}: {e}") from None
+    if getattr(res, "lane_blind", None):
+        # the generic-lane model sees only this lane's stores: a shared-memory load after
+        # a store could read another lane's value (store-to-load forwarding is unprovable)
+        raise _Unsupported(res.lane_blind[0])
     return SymRun(dict(res.regs), set(res.written), list(res.writes), dict(res.initial), res.lane)
 
 

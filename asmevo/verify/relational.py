@@ -619,6 +619,10 @@ def _run(insts: list[Instruction], state: _State, barrier_tag: str) -> None:
         except (KeyError, IndexError, TypeError, ValueError, AttributeError, z3.Z3Exception) as e:
             raise _GiveUp("unsupported", f"'{inst.text()}': the z3 backend cannot model it: "
                           f"{type(e).__name__}: {e}") from None
+        if getattr(st, "lane_blind", None):
+            # a shared-memory load after a store: the generic-lane model misses other
+            # lanes' stores (asmevo.semantics.z3backend._shared_load)
+            raise _GiveUp("unsupported", st.lane_blind[0])
         state.note_masks()
         for w in st.writes[n:]:
             if w.space != "scratch":
