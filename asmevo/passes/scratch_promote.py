@@ -12,7 +12,7 @@ from typing import ClassVar
 from ..ir import Instruction, Kernel
 from ..ir.operands import Imm, Reg, Special, base_of, reg_units
 from .base import Pass, PassResult
-from .checks import frozen_blocks, new_violations, repair_hazards, static_violations
+from .checks import _int, frozen_blocks, new_violations, repair_hazards, static_violations
 from .effects import FLAT_SCRATCH, effects, is_vector_unit
 from ..analysis.liveness import lane_effects
 from .liveness import kernel_flow, liveness
@@ -90,13 +90,6 @@ def _moves(dst: Reg, src: Reg) -> list[Instruction]:
                                                      Reg("v", src.index + i, 1)]))
             i += 1
     return out
-
-
-def _int(text) -> int | None:
-    try:
-        return int(str(text).strip(), 0)
-    except (TypeError, ValueError):
-        return None
 
 
 @dataclass
