@@ -741,6 +741,9 @@ def step(st: SymState, inst) -> None:
     if k == "ds" and spec.extra["op"] in ("read", "write", "read2", "write2", "swizzle", "bpermute"):
         _ds(st, inst, spec)
         return
+    if k == "smem" and (spec.extra.get("store") or spec.extra.get("atomic")):
+        raise Unsupported(f"'{inst.text()}': scalar stores and atomics are not modelled "
+                          "symbolically")
     if k == "smem" and not spec.extra.get("buffer"):
         base = _read(st, ops[1], "b64")
         off = _read(st, ops[2], "b32") if len(ops) > 2 else z3.BitVecVal(0, 32)

@@ -415,3 +415,13 @@ def test_symexec_mfma_f64_gathers_the_emulators_operands():
             got = np.array([s.w.v[8 + 2 * item, lane], s.w.v[9 + 2 * item, lane]],
                            np.uint32).view(np.float64)[0]
             assert np.isclose(got, want, rtol=1e-14, atol=1e-15), (item, lane, got, want)
+
+
+def test_scalar_stores_and_atomics_are_unsupported_not_loads():
+    """The SMEM case reads memory into its first operand; a scalar store or atomic run
+    that way would hide its memory write (found by the relational-proof helper)."""
+    import pytest as _pytest
+    from asmevo.semantics.registry import Unsupported
+    for text in ("s_store_dword s4, s[2:3], 0x0", "s_atomic_add s4, s[2:3], 0x0"):
+        with _pytest.raises(Unsupported):
+            symexec([P(text)])
