@@ -92,6 +92,15 @@ def format_waitcnt(counts) -> str:
     return " ".join(parts) if parts else "vmcnt(63) expcnt(7) lgkmcnt(15)"
 
 
+def make_waitcnt(counts: tuple[int, int, int]):
+    """An ``s_waitcnt`` Instruction for ``(vmcnt, lgkmcnt, expcnt)``; ``None`` when every
+    counter is at its maximum (a wait for nothing)."""
+    if all(counts[c] >= MAX[c] for c in range(3)):
+        return None
+    from ..frontend.asm_parser import parse_instruction
+    return parse_instruction(f"s_waitcnt {format_waitcnt(counts)}")
+
+
 @dataclass(frozen=True)
 class Event:
     """How one instruction affects the counters.

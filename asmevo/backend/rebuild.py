@@ -386,6 +386,19 @@ def _rederive_descriptor(module: Module, kernel: Kernel, blk: AmdhsaKernel) -> N
     _grow_metadata_counts(kernel.metadata, top["v"], top["a"], max(nfs, top["s"]) + EXTRA_SGPRS)
 
 
+def _replace_entries(doc: dict, by_name: dict) -> bool:
+    """Replace (in place) the ``amdhsa.kernels`` entries of ``doc`` whose ``.name`` is in
+    ``by_name`` and that differ from it; returns whether any did."""
+    entries = doc.get("amdhsa.kernels") or []
+    changed = False
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict) and entry.get(".name") in by_name \
+                and by_name[entry[".name"]] != entry:
+            entries[i] = copy.deepcopy(by_name[entry[".name"]])
+            changed = True
+    return changed
+
+
 def sync_text_metadata(module: Module) -> bool:
     """For a module parsed from text: rewrite its ``.amdgpu_metadata`` YAML (or the raw
     NT_AMDGPU_METADATA note data ``asmevo dis`` writes when YAML cannot express the values)
@@ -409,14 +422,7 @@ def sync_text_metadata(module: Module) -> bool:
             doc = raw_note_document(items, idx + 1, module.source)
             if doc is None:
                 continue
-            ks = doc.get("amdhsa.kernels") or []
-            changed = False
-            for i, entry in enumerate(ks):
-                if isinstance(entry, dict) and entry.get(".name") in by_name \
-                        and by_name[entry[".name"]] != entry:
-                    ks[i] = copy.deepcopy(by_name[entry[".name"]])
-                    changed = True
-            if not changed:
+            if not _replace_entries(doc, by_name):
                 return False
             end = idx + 1
             while end < len(items) and not (isinstance(items[end], Directive)
@@ -428,14 +434,7 @@ def sync_text_metadata(module: Module) -> bool:
         if not isinstance(it, MetadataBlock):
             continue
         doc = read_yaml_metadata(it.text, file=module.source, line=it.line)
-        entries = doc.get("amdhsa.kernels") or []
-        changed = False
-        for i, entry in enumerate(entries):
-            if isinstance(entry, dict) and entry.get(".name") in by_name \
-                    and by_name[entry[".name"]] != entry:
-                entries[i] = copy.deepcopy(by_name[entry[".name"]])
-                changed = True
-        if not changed:
+        if not _replace_entries(doc, by_name):
             return False
         text = to_yaml(doc)
         if read_yaml_metadata(text) != doc:

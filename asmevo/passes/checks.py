@@ -252,46 +252,113 @@ def repair_hazards(kernel: Kernel, am, baseline, rounds: int = 4) -> list:
     return undo
 
 
+def typechecks(inst) -> bool | None:
+    """Whether ``inst`` passes :func:`asmevo.frontend.typecheck.check_instruction` (operand
+    classes, constant bus, literal rules against the ISA table); ``None`` when the table is
+    not available, so that each caller states its own policy for that case."""
+    try:
+        from ..frontend.typecheck import check_instruction
+    except ImportError:
+        return None
+    from ..errors import AsmevoError
+    try:
+        check_instruction(inst)
+    except ImportError:
+        return None
+    except AsmevoError:
+        return False
+    return True
+
+
+class Snapshot:
+    """A kernel's code and register counts (descriptor, metadata, its ``.amdhsa_kernel``
+    fields), restorable after a failed attempt that also changed the counts."""
+
+    def __init__(self, kernel: Kernel, module):
+        import copy
+        self.kernel = kernel
+        self.blk = module.amdhsa_kernel(kernel.name) if module is not None else None
+        self.code = [list(b.instructions) for b in kernel.blocks]
+        self.fields = dict(self.blk.fields) if self.blk is not None else None
+        self.kd = copy.deepcopy(kernel.descriptor)
+        self.md = copy.deepcopy(kernel.metadata)
+
+    def restore(self) -> None:
+        """Put the code and the counts back as they were."""
+        import copy
+        for b, code in zip(self.kernel.blocks, self.code):
+            b.instructions = list(code)
+        if self.blk is not None:
+            self.blk.fields.clear()
+            self.blk.fields.update(self.fields)
+        self.kernel.descriptor = copy.deepcopy(self.kd)
+        if isinstance(self.kernel.metadata, dict) and isinstance(self.md, dict):
+            self.kernel.metadata.clear()
+            self.kernel.metadata.update(copy.deepcopy(self.md))
+
+
+def in_frozen_block(kernel: Kernel, frozen: set[int], item) -> bool:
+    """Whether the edit ``item`` (``(old, replacement list)``, ``old`` an instruction or a
+    tuple of adjacent ones) lies in one of the ``frozen`` blocks (:func:`frozen_blocks`)."""
+    first = item[0][0] if isinstance(item[0], tuple) else item[0]
+    b, _ = kernel.locate(first)
+    return id(b) in frozen
+
+
+def try_edits(kernel: Kernel, am, items, baseline, repair: str = "shorter") -> bool:
+    """Apply ``items`` as one transaction: keep them when they add no static violation
+    beyond the multiset ``baseline``, else undo them all and return False.
+
+    New hazards alone are first repaired with ``s_nop`` (:func:`repair_hazards`):
+    ``repair="shorter"`` only when the nops inserted are no more than the instructions
+    the edits remove (a repair never makes the code longer), ``"always"`` in any case,
+    ``"never"`` not at all.
+    """
+    u = apply_edits(kernel, items)
+    am.invalidate(kernel, frozenset())
+    bad = new_violations(kernel, am, baseline)
+    if not bad:
+        return True
+    removed = sum((len(o) if isinstance(o, tuple) else 1) - len(n) for o, n in items)
+    if repair != "never" and (repair == "always" or removed > 0) \
+            and all(v.startswith("hazard: rule") for v in bad):
+        r = repair_hazards(kernel, am, baseline)
+        added = sum(n - 1 for _, _, _, n in r)
+        if (repair == "always" or added <= removed) and not new_violations(kernel, am, baseline):
+            return True
+        undo_edits(r)
+    undo_edits(u)
+    am.invalidate(kernel, frozenset())
+    return False
+
+
 def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000,
-                  repair: bool = True) -> list:
+                  repair: bool = True, atomic: bool = False) -> list:
     """Apply ``plan`` unless it adds a static violation (waitcnt, hazard, register bound)
     beyond the multiset ``baseline`` (from :func:`static_violations`).
 
-    New hazards alone are first repaired with ``s_nop`` (:func:`repair_hazards`)
-    when ``repair`` is true and the nops inserted are no more than the instructions
-    the edits remove (a repair never makes the code longer); if violations
-    remain, the batch is undone and bisected: each half is tried on top of the
-    edits kept so far (at most ``max_steps`` attempts), and single edits that
-    still add a violation are dropped.  Returns the edits kept, in plan order.
+    New hazards alone are first repaired with ``s_nop`` when ``repair`` is true and the
+    nops inserted are no more than the instructions the edits remove (:func:`try_edits`);
+    if violations remain, the batch is undone and bisected: each half is tried on top of
+    the edits kept so far (at most ``max_steps`` attempts), and single edits that still
+    add a violation are dropped.  Edits in :func:`frozen_blocks` are dropped first.
+    With ``atomic`` the plan is all or nothing (edits that only make sense together, such
+    as a register renaming): nothing is applied when one edit lies in a frozen block or
+    the whole plan adds a violation.  Returns the edits kept, in plan order.
     """
     if not plan:
         return []
+    mode = "shorter" if repair else "never"
     frozen = frozen_blocks(kernel, getattr(am, "module", None))
     if frozen:
-        def movable(item) -> bool:
-            first = item[0][0] if isinstance(item[0], tuple) else item[0]
-            b, _ = kernel.locate(first)
-            return id(b) not in frozen
-        plan = [it for it in plan if movable(it)]
+        movable = [it for it in plan if not in_frozen_block(kernel, frozen, it)]
+        if atomic and len(movable) != len(plan):
+            return []
+        plan = movable
         if not plan:
             return []
-
-    def attempt(items) -> bool:
-        u = apply_edits(kernel, items)
-        am.invalidate(kernel, frozenset())
-        bad = new_violations(kernel, am, baseline)
-        if not bad:
-            return True
-        removed = sum((len(o) if isinstance(o, tuple) else 1) - len(n) for o, n in items)
-        if repair and removed > 0 and all(v.startswith("hazard: rule") for v in bad):
-            r = repair_hazards(kernel, am, baseline)
-            added = sum(n - 1 for _, _, _, n in r)
-            if added <= removed and not new_violations(kernel, am, baseline):
-                return True
-            undo_edits(r)
-        undo_edits(u)
-        am.invalidate(kernel, frozenset())
-        return False
+    if atomic:
+        return list(plan) if try_edits(kernel, am, plan, baseline, mode) else []
 
     # bisect: a group that passes is kept whole; a failing group is split in halves,
     # each tried on top of what was kept so far (single edits that fail are dropped)
@@ -302,7 +369,7 @@ def apply_checked(kernel: Kernel, am, plan, baseline, max_steps: int = 1000,
         if not items or budget[0] <= 0:
             return
         budget[0] -= 1
-        if attempt(items):
+        if try_edits(kernel, am, items, baseline, mode):
             kept.extend(items)
             return
         if len(items) == 1:

@@ -6,30 +6,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..errors import AsmevoError
+from ..analysis.liveness import lane_effects
 from ..ir import Instruction, Kernel
 from ..ir.operands import Imm, Reg, Special, Src, base_of, reg_units
 from .base import Pass, PassResult
 from .effects import EXEC, effects, is_copy
-from .checks import apply_checked, static_violations
+from .checks import apply_checked, static_violations, typechecks
 from .liveness import dead_instructions, liveness
-
-#: Readers that see other lanes of a VGPR (a per-lane copy is not enough for them).
-_CROSS_LANE = ("v_readlane", "v_readfirstlane", "v_writelane", "ds_swizzle", "ds_permute",
-               "ds_bpermute", "v_mfma", "v_smfmac", "v_permlane")
-
-
-def _typecheck(inst: Instruction) -> bool | None:
-    """True/False from :func:`asmevo.frontend.typecheck.check_instruction`; ``None`` when
-    the ISA table is not available."""
-    try:
-        from ..frontend.typecheck import check_instruction
-        check_instruction(inst)
-        return True
-    except ImportError:
-        return None
-    except AsmevoError:
-        return False
 
 
 def _same_class(old: Reg, new) -> bool:
@@ -128,8 +111,9 @@ class CopyPropagation(Pass):
         if e.ndefs < 0 or e.uses_all or not e.known or inst.opcode == "s_waitcnt":
             return inst
         op = inst.opcode
-        per_lane = not (op.startswith(_CROSS_LANE) or "_dpp" in op or "_sdwa" in op
-                        or inst.has_mod("quad_perm") or inst.has_mod("row_mask"))
+        # a per-lane copy only serves readers of their own lane (no DPP, SDWA, readlane,
+        # permute, swizzle or MFMA; asmevo.analysis.liveness.lane_effects)
+        per_lane = lane_effects(inst)[0] and "_sdwa" not in op
         ops = list(inst.operands)
         changed = False
         for k in range(e.ndefs, len(ops)):
@@ -157,7 +141,7 @@ class CopyPropagation(Pass):
                 repl = src
             trial = ops[:k] + [repl] + ops[k + 1:]
             cand = inst.evolve(operands=trial)
-            verdict = _typecheck(cand)
+            verdict = typechecks(cand)
             if verdict is None:
                 verdict = _same_class(base, src)
             if verdict:
@@ -173,20 +157,6 @@ class CopyPropagation(Pass):
 #: (CDNA3 ISA guide, "Inline Constants" and "Packed Math").
 _NOT_32BIT = ("16", "64", "pk_", "dot", "mfma", "smfmac", "_sdwa", "_dpp", "pack",
               "fp8", "bf8", "pknorm", "pkrtz", "perm", "mix")
-#: 32-bit patterns of the float inline constants (CDNA3 ISA guide, "Inline Constants")
-_INLINE_F32_BITS = {0x3F000000, 0xBF000000, 0x3F800000, 0xBF800000, 0x40000000, 0xC0000000,
-                    0x40800000, 0xC0800000, 0x3E22F983}
-_INLINE_FLOATS = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0}
-
-
-def _is_inline(imm: Imm) -> bool:
-    """Whether ``imm`` is an inline constant (else it needs a literal dword)."""
-    v = imm.value
-    if isinstance(v, float):
-        return v in _INLINE_FLOATS or v == 0.0 or abs(v - 0.15915494309189535) < 1e-9
-    return -16 <= v <= 64 or (v & 0xFFFFFFFF) in _INLINE_F32_BITS
-
-
 #: scalar memory instructions (their SGPR operands are addresses and offsets)
 _SMEM = ("s_load_", "s_buffer_", "s_store_", "s_atomic_", "s_scratch_", "s_dcache_",
          "s_atc_probe", "s_memtime", "s_memrealtime")
@@ -199,15 +169,14 @@ def _imm_operand_ok(opcode: str, operand, imm: Imm) -> bool:
     instruction and into a 1-dword operand of a vector instruction without 16-bit or
     packed operands (the 32-bit shift amount of ``v_lshlrev_b64`` included).  A float
     constant is encoded in the operand's own type, so it goes only into 1-dword operands
-    of instructions whose operands are all 32 bits wide."""
+    of instructions whose operands are all 32 bits wide.  Where a literal may go (no
+    VOP3/VOP3P literal on gfx9) is the ISA-table type check's business (the caller runs it)."""
     r = base_of(operand)
     is_int = isinstance(imm.value, int) and not isinstance(imm.value, bool)
     if opcode.startswith(_SMEM):
         # an SGPR offset is a zero-extended 32-bit value; an immediate goes into the
         # (signed 21-bit / unsigned 20-bit) offset field: not the same address
         return False
-    if not _is_inline(imm) and not (opcode.startswith("s_") or opcode.endswith("_e32")):
-        return False   # gfx9 VOP3/VOP3P encodings take no literal
     if opcode.startswith("s_") and is_int:
         return True
     if isinstance(r, Reg) and r.count != 1:
@@ -378,20 +347,11 @@ def _clear_between(mid: list, dst: tuple, fact: tuple) -> bool:
 
 
 def _apply_merges(kernel: Kernel, am, merges: list, baseline) -> int:
-    """Apply all pair merges at once (each is two edits that must go together);
-    undo them all if they add a static violation.  Returns the number applied."""
-    from .checks import apply_edits, frozen_blocks, new_violations, undo_edits
-    frozen = frozen_blocks(kernel, getattr(am, "module", None))
-    merges = [m for m in merges if id(kernel.locate(m[0])[0]) not in frozen]
-    if not merges:
-        return 0
+    """Apply all pair merges at once (each is two edits that must go together); apply
+    none if they add a static violation or one lies in a frozen block.  Returns the
+    number applied."""
     edits = []
     for early, late, merged in merges:
         edits += [(early, []), (late, [merged])]
-    undo = apply_edits(kernel, edits)
-    am.invalidate(kernel, frozenset())
-    if new_violations(kernel, am, baseline):
-        undo_edits(undo)
-        am.invalidate(kernel, frozenset())
-        return 0
-    return len(merges)
+    return len(merges) if apply_checked(kernel, am, edits, baseline, repair=False,
+                                        atomic=True) else 0

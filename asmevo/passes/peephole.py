@@ -17,7 +17,7 @@ from ..ir import Imm, Instruction, Kernel, Reg, Special
 from ..ir.operands import Src, reg_units
 from .base import Pass, PassResult
 from .effects import SCC, effects
-from .checks import apply_checked, static_violations
+from .checks import apply_checked, static_violations, typechecks
 from .liveness import live_after_each, liveness
 
 
@@ -151,15 +151,8 @@ RULES: tuple[Rule, ...] = (
 
 
 def _typechecks(insts: list[Instruction]) -> bool:
-    try:
-        from ..frontend.typecheck import check_instruction
-        for i in insts:
-            check_instruction(i)
-    except ImportError:
-        return False  # no ISA table: do not emit unchecked instructions
-    except AsmevoError:
-        return False
-    return True
+    """All of ``insts`` type-check; without the ISA table nothing is emitted unchecked."""
+    return all(typechecks(i) is True for i in insts)
 
 
 @dataclass

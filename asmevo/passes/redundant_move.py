@@ -28,7 +28,7 @@ def _move(inst: Instruction):
     return None
 
 
-def _sets_full_exec(inst: Instruction) -> bool:
+def sets_full_exec(inst: Instruction) -> bool:
     """``s_or_saveexec_b64 X, -1`` or ``s_mov_b64 exec, -1``: EXEC becomes all ones."""
     ops = inst.operands
     if inst.opcode == "s_or_saveexec_b64" and len(ops) == 2 and isinstance(ops[1], Imm):
@@ -54,7 +54,7 @@ def _transfer(insts, facts: set, full: bool, dead: set | None) -> tuple[set, boo
         if e.defs_may:
             facts = {f for f in facts if not (f & e.defs_may)}
         if e.defs_may & _EXEC:
-            full = _sets_full_exec(inst)
+            full = sets_full_exec(inst)
         if mv is not None and full and mv[0] != mv[1]:
             facts.add(frozenset((reg_units(mv[0])[0], reg_units(mv[1])[0])))
     return facts, full

@@ -152,8 +152,8 @@ class RegallocCompact(Pass):
             if ops != inst.operands:
                 plan.append((inst, [inst.evolve(operands=ops)]))
         baseline = static_violations(kernel, am)
-        kept = apply_checked(kernel, am, plan, baseline, max_steps=1)
-        if len(kept) != len(plan):  # all or nothing (max_steps=1): nothing was applied
+        kept = apply_checked(kernel, am, plan, baseline, atomic=True)
+        if len(kept) != len(plan):  # all or nothing: nothing was applied
             return PassResult(changed=False, stats=stats)
         self._lower_counts(kernel, module, new, min_s)
         stats["occupancy-after"] = occ_new

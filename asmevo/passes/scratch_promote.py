@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -12,7 +11,7 @@ from typing import ClassVar
 from ..ir import Instruction, Kernel
 from ..ir.operands import Imm, Reg, Special, base_of, reg_units
 from .base import Pass, PassResult
-from .checks import _int, frozen_blocks, new_violations, repair_hazards, static_violations
+from .checks import Snapshot, _int, frozen_blocks, typechecks, new_violations, repair_hazards, static_violations
 from .effects import FLAT_SCRATCH, effects, is_vector_unit
 from ..analysis.liveness import lane_effects
 from .liveness import kernel_flow, liveness
@@ -469,28 +468,12 @@ def _grow_metadata_vgpr_count(kernel: Kernel) -> None:
         md[".vgpr_count"] = need
 
 
-class _State:
-    """Snapshot of a kernel's code and register counts, restorable between attempts."""
+class _State(Snapshot):
+    """:class:`~asmevo.passes.checks.Snapshot` plus the arch VGPR allocation before."""
 
     def __init__(self, kernel: Kernel, module):
-        self.kernel = kernel
-        self.blk = module.amdhsa_kernel(kernel.name) if module is not None else None
-        self.code = [list(b.instructions) for b in kernel.blocks]
-        self.fields = dict(self.blk.fields) if self.blk is not None else None
-        self.kd = copy.deepcopy(kernel.descriptor)
-        self.md = copy.deepcopy(kernel.metadata)
+        super().__init__(kernel, module)
         self.arch_limit_before = self.arch_limit()
-
-    def restore(self) -> None:
-        for b, code in zip(self.kernel.blocks, self.code):
-            b.instructions = list(code)
-        if self.blk is not None:
-            self.blk.fields.clear()
-            self.blk.fields.update(self.fields)
-        self.kernel.descriptor = copy.deepcopy(self.kd)
-        if isinstance(self.kernel.metadata, dict) and isinstance(self.md, dict):
-            self.kernel.metadata.clear()
-            self.kernel.metadata.update(copy.deepcopy(self.md))
 
     def arch_limit(self) -> int:
         """Arch VGPRs allocated (0 when unknown)."""
@@ -523,7 +506,7 @@ def lower_waits(kernel: Kernel, removed: set[int]) -> dict[int, Instruction]:
     ``_MAX_PATHS`` suffixes at a point, the waits fall back to ``vmcnt(0)``.
     """
     from ..analysis.waitcnt import MAX, VM, event_of, parse_waitcnt
-    from .waitcnt_relax import make_waitcnt
+    from ..analysis.waitcnt import make_waitcnt
     waits = [(i, parse_waitcnt(i)) for i in kernel.instructions() if i.opcode == "s_waitcnt"]
     depth = max((c[VM] for _, c in waits if 0 < c[VM] < MAX[VM]), default=0)
     if depth == 0 or not removed:
@@ -660,8 +643,6 @@ def _units_of(r: Reg) -> set:
 def _rename_reads(inst: Instruction, old: Reg, new: Reg) -> Instruction | None:
     """``inst`` reading ``new`` where it read ``old`` (same width), type-checked; ``None``
     when a read overlaps ``old`` without being exactly it, or the result is illegal."""
-    from ..errors import AsmevoError
-    from ..frontend.typecheck import check_instruction
     from ..ir.operands import Src
     e = effects(inst)
     ndefs = e.ndefs if e.ndefs >= 0 else None
@@ -680,13 +661,7 @@ def _rename_reads(inst: Instruction, old: Reg, new: Reg) -> Instruction | None:
     if any(set(reg_units(o)) & ou for o in ops[:ndefs]) and _tied(inst):
         return None  # a tied destination reads old too
     out = inst.evolve(operands=ops)
-    try:
-        check_instruction(out)
-    except AsmevoError:
-        return None
-    except ImportError:
-        pass
-    return out
+    return None if typechecks(out) is False else out   # no ISA table: same-class rename
 
 
 def coalesce_moves(kernel: Kernel, load_moves: set[int], store_moves: set[int]) -> int:
@@ -786,16 +761,8 @@ def _rename_after(insts: list, start: int, vx: Reg, vs: Reg) -> list | None:
 
 
 def _retarget(d: Instruction, vs: Reg) -> Instruction | None:
-    from ..errors import AsmevoError
-    from ..frontend.typecheck import check_instruction
     out = d.evolve(operands=[vs] + list(d.operands[1:]))
-    try:
-        check_instruction(out)
-    except AsmevoError:
-        return None
-    except ImportError:
-        pass
-    return out
+    return None if typechecks(out) is False else out   # no ISA table: same-class rename
 
 
 def _forward_load(blk, i: int, live_out: set) -> bool:

@@ -53,23 +53,21 @@ access are left alone (:func:`asmevo.passes.liveness.kernel_flow`).
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ..analysis.liveness import lane_effects
 from ..ir import Imm, Instruction, Kernel, Reg, Special
 from ..ir.operands import base_of, reg_units
 from .base import Pass, PassResult
-from .checks import apply_edits, new_violations, register_limits, repair_hazards, \
-    static_violations, undo_edits
+from .checks import Snapshot, frozen_blocks, in_frozen_block, register_limits, \
+    static_violations, try_edits
 from .effects import EXEC, effects
 from .liveness import kernel_flow
+from .redundant_move import sets_full_exec
 
 _EXEC = frozenset(EXEC)
-#: readers that see other lanes than their own (as in copy-prop)
-_CROSS_LANE = ("v_readlane", "v_readfirstlane", "v_writelane", "ds_swizzle", "ds_permute",
-               "ds_bpermute", "v_mfma", "v_smfmac", "v_permlane")
 #: highest SGPR index + 1 usable by a wave on gfx940 (s0..s101; AMDGPUUsage "Register numbers")
 MAX_SGPRS = 102
 
@@ -109,16 +107,6 @@ def _readlane(inst: Instruction, vx: Reg):
     if isinstance(dst, Special) and dst.name in ("vcc_lo", "vcc_hi", "m0", "exec_lo", "exec_hi"):
         return dst, lane
     return None
-
-
-def _sets_full_exec(inst: Instruction) -> bool:
-    ops = inst.operands
-    if inst.opcode == "s_or_saveexec_b64" and len(ops) == 2 and isinstance(ops[1], Imm):
-        return ops[1].value in (-1, 0xFFFFFFFFFFFFFFFF)
-    if inst.opcode == "s_mov_b64" and len(ops) == 2 and ops[0] == Special("exec") \
-            and isinstance(ops[1], Imm):
-        return ops[1].value in (-1, 0xFFFFFFFFFFFFFFFF)
-    return False
 
 
 def _acc_copy(inst: Instruction, vx: Reg, full_exec: bool):
@@ -251,7 +239,7 @@ class _Validator:
             if (e.uses | e.defs_may) & self.units:
                 self._inst(inst, e, ids, new, cond, epoch, full, check)
             if e.defs_may & _EXEC:
-                full = _sets_full_exec(inst)
+                full = sets_full_exec(inst)
                 epoch += 1
         return _Partition.canon(ids)
 
@@ -289,10 +277,7 @@ class _Validator:
             return
         # any other instruction: what it reads must agree across the programs; a
         # per-lane instruction under EXEC reads (and writes) only active lanes
-        op = inst.opcode
-        per_lane = e.vector and not full and not op.startswith(_CROSS_LANE) \
-            and "_dpp" not in op and not inst.has_mod("quad_perm") \
-            and not inst.has_mod("row_mask")
+        per_lane = lane_effects(inst)[0] and not full
         regs = [vx] + self.agprs
         agree = True
         for r in regs:
@@ -402,7 +387,7 @@ class SgprSpillPromote(Pass):
                     elif c is not None:
                         agprs.add(c[1])
                 if e.defs_may & _EXEC:
-                    full = _sets_full_exec(inst)
+                    full = sets_full_exec(inst)
         lanes = sorted({L for _, _, L in writes} & {L for _, _, L in reads})
         if not lanes:
             return None
@@ -504,39 +489,19 @@ class SgprSpillPromote(Pass):
     @staticmethod
     def _apply(kernel: Kernel, am, module, edits: list, baseline, top: int) -> bool:
         """All or nothing: the SGPR count is raised, the edits applied; hazards they
-        add are repaired with s_nop; any other new static violation undoes everything."""
-        from .checks import frozen_blocks
+        add are repaired with s_nop; any other new static violation undoes everything
+        (:func:`~asmevo.passes.checks.try_edits`)."""
         from .regalloc_compact import RegallocCompact, _tops, set_register_counts
         frozen = frozen_blocks(kernel, module)
-        if any(id(kernel.locate(old)[0]) in frozen for old, _ in edits):
+        if any(in_frozen_block(kernel, frozen, e) for e in edits):
             return False
+        snap = Snapshot(kernel, module)
         old_s = register_limits(kernel, module).get("s", _tops(kernel)["s"])
-        min_s = RegallocCompact._min_sgprs(kernel, module)
-        kd = kernel.descriptor
-        saved = (copy.deepcopy(kd),
-                 dict(kernel.metadata) if isinstance(kernel.metadata, dict) else None,
-                 dict(module.amdhsa_kernel(kernel.name).fields)
-                 if module is not None and module.amdhsa_kernel(kernel.name) is not None else None)
         if top > old_s:
-            set_register_counts(kernel, module, {"s": top}, min_s)
-        undo = apply_edits(kernel, edits)
-        am.invalidate(kernel, frozenset())
-        bad = new_violations(kernel, am, baseline)
-        if bad and all(v.startswith("hazard: rule") for v in bad):
-            r = repair_hazards(kernel, am, baseline)
-            bad = new_violations(kernel, am, baseline)
-            if bad:
-                undo_edits(r)
-        if not bad:
+            set_register_counts(kernel, module, {"s": top},
+                                RegallocCompact._min_sgprs(kernel, module))
+        if try_edits(kernel, am, edits, baseline, repair="always"):
             return True
-        undo_edits(undo)
-        kernel.descriptor = saved[0]
-        if saved[1] is not None:
-            kernel.metadata.clear()
-            kernel.metadata.update(saved[1])
-        if saved[2] is not None:
-            blk = module.amdhsa_kernel(kernel.name)
-            blk.fields.clear()
-            blk.fields.update(saved[2])
+        snap.restore()
         am.invalidate(kernel, frozenset())
         return False

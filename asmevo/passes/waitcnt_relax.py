@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ..analysis.waitcnt import make_waitcnt
 from ..ir import Instruction, Kernel
 from .base import Pass, PassResult
 from .checks import static_violations
@@ -23,19 +24,6 @@ def _ordering(inst: Instruction) -> bool:
         op.startswith("ds_") and not op.startswith(("ds_read", "ds_load", "ds_write",
                                                     "ds_store", "ds_swizzle", "ds_permute",
                                                     "ds_bpermute", "ds_nop")))
-
-
-def _counts_text(counts: tuple[int, int, int]) -> str | None:
-    from ..analysis.waitcnt import MAX, NAMES
-    parts = [f"{NAMES[c]}({counts[c]})" for c in (0, 2, 1) if counts[c] < MAX[c]]
-    return " ".join(parts) if parts else None
-
-
-def make_waitcnt(counts: tuple[int, int, int]) -> Instruction | None:
-    """``s_waitcnt`` for ``(vmcnt, lgkmcnt, expcnt)``; ``None`` when no counter waits."""
-    from ..frontend.asm_parser import parse_instruction
-    text = _counts_text(counts)
-    return None if text is None else parse_instruction(f"s_waitcnt {text}")
 
 
 @dataclass

@@ -57,13 +57,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import z3
 
 from ..ir.instruction import Instruction
 from ..ir.module import Kernel
-from ..ir.operands import Imm, Label, base_of, reg_units
+from ..ir.operands import Imm, base_of, reg_units
 
 EQUIVALENT, NOT_EQUIVALENT, UNKNOWN = "equivalent", "not equivalent", "unknown"
 

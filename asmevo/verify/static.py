@@ -516,11 +516,6 @@ def _weakened_waits(orig_mod: Module, ko: Kernel, kc: Kernel,
     return out
 
 
-#: ``s_waitcnt`` simm16 that waits for one counter to reach 0 and leaves the others at
-#: their maximum (ISA_NOTES section 8: vmcnt bits 3:0 and 15:14, expcnt 6:4, lgkmcnt 11:8)
-_FULL_WAIT = {"vmcnt": 0x0F70, "lgkmcnt": 0xC07F, "expcnt": 0xCF0F}
-
-
 def _unneeded_waits(kc: Kernel, cand_mod: Module | None, bi: int, p: int, ec: int,
                     names: list[str], limit: int = 48) -> set[str]:
     """Counters among ``names`` for which a wait-for-all (count 0) inserted at any point
@@ -531,15 +526,14 @@ def _unneeded_waits(kc: Kernel, cand_mod: Module | None, bi: int, p: int, ec: in
     only temporarily.  Windows longer than ``limit`` instructions are not tried (empty
     set: no waiver)."""
     from ..analysis import AnalysisManager
-    from ..analysis.waitcnt import MAX, NAMES, WaitcntAnalysis
-    from ..ir import Imm, Instruction
+    from ..analysis.waitcnt import MAX, NAMES, WaitcntAnalysis, make_waitcnt
     if not names or ec - p + 1 > limit:
         return set()
     insts = kc.blocks[bi].instructions
     left = set(names)
     for q in range(p, ec + 1):
         for nm in sorted(left):
-            w = Instruction("s_waitcnt", [Imm(_FULL_WAIT[nm], hex(_FULL_WAIT[nm]))])
+            w = make_waitcnt(tuple(0 if NAMES[c] == nm else MAX[c] for c in range(3)))
             insts.insert(q, w)
             try:
                 req = WaitcntAnalysis(kc, AnalysisManager(cand_mod)).required(w)
