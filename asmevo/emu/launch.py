@@ -286,13 +286,36 @@ def dispatch_packet(launch: Launch, cfg: KernelConfig, kernarg_addr: int) -> byt
                        cfg.f("group_segment_fixed_size") + launch.dynamic_lds, 0, kernarg_addr, 0, 0)
 
 
-def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
-    """Run ``kernel_name`` of ``module`` (an asmevo Module) on ``launch``.
+@dataclass
+class PreparedLaunch:
+    """What a device needs to launch a kernel, built by :func:`prepare_launch`.
+
+    Attributes:
+        kernel: the IR kernel; cfg: its :class:`KernelConfig`.
+        block, grid: work items per workgroup and workgroups per dimension (3 each).
+        dynamic_lds: bytes of dynamic LDS (added to ``group_segment_fixed_size``).
+        addresses: buffer argument name -> address given by the device's ``place``.
+        kernarg: the kernarg segment bytes (explicit and hidden arguments).
+    """
+
+    kernel: object
+    cfg: KernelConfig
+    block: tuple
+    grid: tuple
+    dynamic_lds: int
+    addresses: dict
+    kernarg: bytes
+
+
+def prepare_launch(module, kernel_name: str, launch: Launch, place) -> PreparedLaunch:
+    """The one launch builder every device uses (the emulator and HIP see identical launches):
+    checks the launch shape against the kernel, normalises ``launch.block``/``grid`` to 3
+    dimensions and ``launch.dynamic_lds`` (None: the rest of the 64 KiB LDS), places every
+    buffer argument in argument order with ``place(name, ndarray) -> address`` and builds the
+    kernarg segment (:func:`build_kernarg`) with those addresses.
 
     Raises:
-        AsmevoError: unknown kernel, launch/metadata mismatch.
-        EmuError: a fault during emulation (bad address, instruction without
-            semantics, runaway loop), naming kernel, pc, instruction and lane.
+        AsmevoError: unknown kernel, bad launch shape, launch/metadata mismatch.
     """
     try:
         kernel = module.kernel(kernel_name)
@@ -312,17 +335,36 @@ def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
     if reqd and tuple(reqd) != block:
         raise AsmevoError(f"kernel {kernel_name} requires workgroup size {tuple(reqd)}, the launch "
                           f"gives {block}")
-    mem = GlobalMemory()
     addresses = {}
-    out_names = set()
     for a in launch.args:
         if a.kind == "buffer":
-            addresses[a.name] = mem.map(a.name, np.ascontiguousarray(a.data))
-            r = mem.regions[-1]
-            r.watch = a.role not in ("out", "inout")
-            if not r.watch:
-                out_names.add(a.name)
+            addresses[a.name] = place(a.name, np.ascontiguousarray(a.data))
     kernarg = build_kernarg(cfg, launch, addresses)
+    return PreparedLaunch(kernel, cfg, block, grid, int(launch.dynamic_lds), addresses, kernarg)
+
+
+def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
+    """Run ``kernel_name`` of ``module`` (an asmevo Module) on ``launch``.
+
+    Raises:
+        AsmevoError: unknown kernel, launch/metadata mismatch.
+        EmuError: a fault during emulation (bad address, instruction without
+            semantics, runaway loop), naming kernel, pc, instruction and lane.
+    """
+    mem = GlobalMemory()
+    out_names = set()
+    roles = {a.name: a.role for a in launch.args if a.kind == "buffer"}
+
+    def place(name, data):
+        addr = mem.map(name, data)
+        r = mem.regions[-1]
+        r.watch = roles[name] not in ("out", "inout")
+        if not r.watch:
+            out_names.add(name)
+        return addr
+    prep = prepare_launch(module, kernel_name, launch, place)
+    kernel, cfg, block, grid = prep.kernel, prep.cfg, prep.block, prep.grid
+    addresses, kernarg = prep.addresses, prep.kernarg
     ka_addr = mem.map("__kernarg", kernarg)
     mem.regions[-1].watch = True
     dp_addr = mem.map("__dispatch_packet", dispatch_packet(launch, cfg, ka_addr))
