@@ -343,8 +343,11 @@ def prepare_launch(module, kernel_name: str, launch: Launch, place) -> PreparedL
     return PreparedLaunch(kernel, cfg, block, grid, int(launch.dynamic_lds), addresses, kernarg)
 
 
-def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
+def run_kernel(module, kernel_name: str, launch: Launch, trace=None) -> RunResult:
     """Run ``kernel_name`` of ``module`` (an asmevo Module) on ``launch``.
+
+    ``trace``: an :class:`asmevo.emu.trace.Tracer` to record what every wave executes
+    (the run then goes one wave at a time, without lockstep); None costs nothing.
 
     Raises:
         AsmevoError: unknown kernel, launch/metadata mismatch.
@@ -386,8 +389,10 @@ def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
     gc_was = gc.isenabled()
     gc.disable()   # the run allocates many short-lived arrays and builds no cycles
     try:
+        if trace is not None:
+            trace.begin(prog, grid, block)
         _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr, dp_addr,
-                 q_addr, packed, counters)
+                 q_addr, packed, counters, trace)
     finally:
         if gc_was:
             gc.enable()
@@ -405,9 +410,10 @@ def run_kernel(module, kernel_name: str, launch: Launch) -> RunResult:
 
 
 def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr, dp_addr, q_addr,
-             packed, counters):
+             packed, counters, trace=None):
     # with LOCKSTEP, the waves of up to LOCKSTEP_WAVES waves' worth of consecutive
     # workgroups run together (asmevo.emu.lockstep); each wave keeps its own workgroup/LDS
+    LOCKSTEP = globals()["LOCKSTEP"] and trace is None    # traced runs: one wave at a time
     chunk = max(1, LOCKSTEP_WAVES // max(nwaves, 1)) if LOCKSTEP else 1
     with np.errstate(all="ignore"):
         ids = [(gx, gy, gz) for gz in range(grid[2]) for gy in range(grid[1])
@@ -432,7 +438,10 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
                     _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid,
                                packed[w * 64:(w + 1) * 64], priv)
                     waves.append(wv)
-            _run_group(prog, waves, launch.max_instructions_per_wave)
+            if trace is not None:
+                trace.run_group(prog, waves, launch.max_instructions_per_wave)
+            else:
+                _run_group(prog, waves, launch.max_instructions_per_wave)
             counters[0] += sum(wv.count for wv in waves)
             counters[1] += len(waves)
 
