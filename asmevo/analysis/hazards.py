@@ -12,6 +12,13 @@ same register by another kind of instruction does not end the search, as in
 LLVM).  Across block boundaries every predecessor is searched and the minimum
 over all paths taken (including loop back edges into the consumer's own block);
 the kernel entry provides unlimited wait states.
+
+Rule 12 (dst-sel forwarding) follows LLVM main, which is stricter than LLVM 19:
+``getDstSelForwardingOperand`` picks the forwarded VGPR destination of the producer and
+``consumesDstSelForwardingOperand`` matches a VALU consumer with *any* operand that
+overlaps it, definitions included (a write-after-write: an SDWA ``UNUSED_PRESERVE`` or
+``op_sel`` write keeps the other half of the register, so it reads the forwarded value;
+upstream test ``llvm/test/CodeGen/AMDGPU/dst-sel-hazard.mir``, gfx942 ``HAZARD`` checks).
 """
 
 from __future__ import annotations
@@ -63,7 +70,9 @@ RULES: dict[int, HazardRule] = {r.id: r for r in [
     HazardRule(11, "TRANS VALU writes VGPR", "non-TRANS VALU reads it", 1,
                _SRC + "checkVALUHazards (hasTransForwardingHazard)"),
     HazardRule(12, "VALU with SDWA dst_sel != DWORD or op_sel dst bit writes VGPR",
-               "VALU reads it", 1, _SRC + "checkVALUHazards (hasDstSelForwardingHazard)"),
+               "VALU reads or writes it (RAW and WAW)", 1,
+               _SRC + "checkVALUHazards (hasDstSelForwardingHazard, "
+               "getDstSelForwardingOperand / consumesDstSelForwardingOperand)"),
     HazardRule(13, "VALU writes SGPR or VCC", "VALU reads it", 2,
                _SRC + "checkVALUHazards (hasVDecCoExecHazard)"),
     HazardRule(14, "VALU writes EXEC", "v_readlane/v_readfirstlane/v_writelane", 4,
@@ -197,13 +206,29 @@ def _mubuf_sgpr_soffset(inst) -> bool:
     return isinstance(so, Reg) and so.file in ("s", "ttmp")
 
 
+#: VOP3 byte-select conversions whose ``op_sel[2]`` (src2 OP_SEL_0) picks the destination
+#: byte pair: LLVM ``getDstSelForwardingOperand`` "Type 3" (FP8 dst-sel instructions).
+_FP8_DST_SEL = ("v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32")
+
+
 def _dst_sel_forwarding(inst, fx) -> bool:
+    """Whether ``inst`` writes its VGPR destination through the partial-destination
+    forwarding path (rule 12 producer), after LLVM ``getDstSelForwardingOperand``
+    (GCNHazardRecognizer.cpp): SDWA with ``dst_sel`` other than DWORD; a VOP3 ``op_sel``
+    destination bit (the element after the sources: ``op_sel:[0,0,1]`` for two sources,
+    ``op_sel:[0,0,0,1]`` for three; llvm-mc encodes both as VOP3 bit 14); the byte
+    select of ``v_cvt_sr_{fp8,bf8}_f32`` (``op_sel[2]`` or ``op_sel[3]``).  VOP3P
+    ``op_sel`` selects sources only."""
     if not fx.valu:
         return False
     if fx.sdwa:
         return str(inst.mod("dst_sel", "DWORD")).upper() != "DWORD"
     sel = inst.mod("op_sel")
-    return isinstance(sel, tuple) and len(sel) == 4 and bool(sel[3])
+    if not isinstance(sel, tuple) or inst.opcode.startswith(
+            ("v_pk_", "v_dot", "v_fma_mix", "v_mad_mix")) or fx.mfma:
+        return False
+    nsrc = max(len(inst.operands) - 1, 0)
+    return any(bool(x) for x in sel[nsrc:])
 
 
 def _m0_reader(inst, fx) -> bool:
@@ -240,7 +265,9 @@ class _Pre:
                 self.msrcc_xdl = _units_of(srcc)
         self.dot_defs = frozenset(fx.defs) if fx.dot else frozenset()
         self.trans_defs = frozenset(fx.defs) if fx.trans else frozenset()
-        self.dsel_wr = wr if _dst_sel_forwarding(inst, fx) else frozenset()
+        # LLVM forwards only the VGPR destination (``vdst``), not a carry-out SGPR
+        self.dsel_wr = (frozenset(u for u in wr if _vec(u)) if _dst_sel_forwarding(inst, fx)
+                        else frozenset())
         self.store_data = frozenset()
         self.store_req = 0
         d = _store_data(inst, fx)
@@ -427,8 +454,10 @@ class HazardAnalysis(Analysis):
             # 11: TRANS forwarding
             if not cf.trans:
                 need(11, cexpl, "trans_defs", 1)
-            # 12: dst_sel forwarding
-            need(12, cexpl, "dsel_wr", 1)
+            # 12: dst_sel forwarding: every operand that overlaps the forwarded destination,
+            # read or written (consumesDstSelForwardingOperand: a WAW, e.g. an SDWA
+            # UNUSED_PRESERVE or op_sel write that keeps the other half, reads it too)
+            need(12, [u for u in (*cf.uses, *cwr) if _vec(u)], "dsel_wr", 1)
             # 13: VALU writes SGPR/VCC -> VALU reads it
             sg = [u for u in cexpl if _sgpr_like(u)]
             if any(u in cf.uses for u in _VCC):
