@@ -58,6 +58,9 @@ ANON_PREFIX = ".Lasmevo_func"
 _intern = sys.intern
 
 
+_VARIANTS = ("_e32", "_e64", "_dpp", "_sdwa")
+
+
 def _int(text: str) -> int:
     t = text.lower()
     if t.startswith("0x"):
@@ -111,6 +114,10 @@ class _ToIR(Transformer):
             else:
                 mods.append(r)
         opcode = _intern(mnemonic.value.lower())
+        if opcode.startswith("v_") and not opcode.endswith(_VARIANTS):
+            # the encoding llvm-mc picks (v_cmp_le_u32 s[0:1], ... -> v_cmp_le_u32_e64)
+            from .typecheck import select_encoding
+            opcode = _intern(select_encoding(opcode, operands, mods))
         return ("i", opcode, operands, tuple(mods), _is_terminator(opcode))
 
     def operands(self, *ops):

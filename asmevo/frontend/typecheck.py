@@ -52,7 +52,7 @@ from ..ir.instruction import Instruction
 from ..ir.module import Module
 from ..ir.operands import Expr, Func, FuncList, Imm, Label, Reg, Special, Src
 
-__all__ = ["check_module", "check_instruction", "check_register"]
+__all__ = ["check_module", "check_instruction", "check_register", "select_encoding"]
 
 #: Highest addressable register index per file on gfx942.
 REG_LIMIT = {"v": 255, "a": 255, "s": 101, "ttmp": 15}
@@ -606,6 +606,56 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
 
 _PROBLEMS: dict = {}
 _PROBLEMS_LIMIT = 100_000
+_VARIANTS = ("_e32", "_e64", "_dpp", "_sdwa")
+_SELECTED: dict = {}
+
+
+def select_encoding(opcode: str, operands, modifiers) -> str:
+    """The mnemonic llvm-mc encodes a suffix-less VALU mnemonic as.
+
+    llvm-mc accepts ``v_cmp_le_u32 s[0:1], 1, v55``, ``v_cmpx_le_u32 exec, 1, v55``,
+    ``v_add_co_u32 v1, s[4:5], v2, v3``, ``v_add_f32 v1, v2, s3`` or ``... clamp`` and
+    encodes them as VOP3 (``_e64``) because the VOP1/VOP2/VOPC ``_e32`` form has no field
+    for them (a fixed ``vcc``, a VGPR src1, no output or source modifiers); DPP controls
+    select ``_dpp`` and SDWA selects ``_sdwa`` (LLVM AMDGPUAsmParser: the matcher tries
+    every encoding of the mnemonic, ``_e32`` first).  Returns ``opcode`` unchanged when
+    the ``_e32`` form fits (or the mnemonic has a suffix, or no form fits: the type
+    checker then reports against the ``_e32`` form); otherwise the suffixed mnemonic of
+    the first form that fits, so that the ISA record (operand roles, size) is the one
+    llvm-mc encodes.  Never raises.
+    """
+    if not opcode.startswith("v_") or opcode.endswith(_VARIANTS):
+        return opcode
+    try:
+        key = (opcode, tuple(operands), tuple(modifiers))
+        hit = _SELECTED.get(key)
+    except TypeError:
+        return opcode
+    if hit is not None:
+        return hit
+    out = opcode
+    try:
+        isa = _isa()
+        names = {n for n, _v in modifiers}
+        if names & _DPP_MODS:
+            cands = [opcode + "_dpp"]
+        elif names & _SDWA_MODS:
+            cands = [opcode + "_sdwa"]
+        else:
+            cands = [opcode + "_e32", opcode + "_e64"]
+        cands = [c for c in cands if isa.lookup(c) is not None]
+        if cands and not (len(cands) == 2 and _find_problem(
+                Instruction(cands[0], operands, modifiers)) is None):
+            for c in cands[1:] if len(cands) == 2 else cands:
+                if _find_problem(Instruction(c, operands, modifiers)) is None:
+                    out = c
+                    break
+    except Exception:  # noqa: BLE001 - a parser helper; the type checker reports problems
+        out = opcode
+    if len(_SELECTED) >= _PROBLEMS_LIMIT:
+        _SELECTED.clear()
+    _SELECTED[key] = out
+    return out
 
 
 def check_instruction(inst: Instruction, filename: str = "<input>",
