@@ -25,7 +25,18 @@ CDNA3 ISA guide "Data dependency resolution"):
   an older VMEM load (VMEM writes VGPRs in order, ``hasVmemWriteVgprInOrder``);
 * kernel exit (``s_endpgm``) reads nothing: stores need no wait;
 * a call (``s_swappc_b64``, ``s_call_b64``) returns with every counter at zero (the callee
-  waits before returning, ``callWaitsOnFunctionReturn``); its own operands are checked.
+  waits before returning, ``callWaitsOnFunctionReturn``); its own operands are checked;
+* an **undecodable word** (:func:`is_undecodable`: a word llvm-objdump prints as ``.long``
+  because LLVM cannot decode it for gfx942) may be any instruction: it is an event on
+  vmcnt and lgkmcnt of an unknown, out-of-order kind whose results are every register
+  (pseudo unit ``("unknown",)``, read by every later instruction that names a register),
+  memory and LDS; it may read anything pending and is a memory-order point.  It completes
+  nothing (it may not be a wait) and reports no violation itself (nothing is known to be
+  wrong), so :meth:`WaitcntAnalysis.required` keeps every wait that completes its effects
+  or that completes something before it;
+* **memory-order points** (:func:`is_order_point`): what is in flight at one is given per
+  access by :meth:`WaitcntAnalysis.order_point_pending` (the verifier checks that a wait
+  the original has before such a point stays before it).
 
 The analysis is a forward dataflow over the CFG to a fixpoint: per counter,
 each pending register unit carries its distance (number of younger events
@@ -53,6 +64,27 @@ LDS_DMA = ("lds_dma",)
 CALLS = ("s_swappc_b64", "s_call_b64")
 #: pseudo unit: the youngest pending memory write (store, atomic, cache write-back) on a counter
 MEM_WRITE = ("mem_write",)
+#: pseudo unit: every register an undecodable word may write when it completes
+UNKNOWN = ("unknown",)
+#: tag of the per-access pseudo units of :meth:`WaitcntAnalysis.order_point_pending`
+ACCESS = "access"
+
+
+def is_undecodable(inst) -> bool:
+    """Whether ``inst`` is a word LLVM could not decode: the disassembler keeps it as a data
+    directive (``.long 0x...``, opcode starting with ``.``), or it is a ``raw`` instruction
+    whose mnemonic the ISA table does not know.  Such a word may be any instruction (read
+    or write any register, count on any counter, order memory); every analysis must treat
+    it so (issue 14)."""
+    op = inst.opcode
+    if op.startswith("."):
+        return True
+    if getattr(inst, "raw", False):
+        try:
+            return inst.info is None
+        except Exception:  # noqa: BLE001 - no ISA entry at all
+            return True
+    return False
 
 _NOT_LDS_READ = ("ds_write", "ds_store", "ds_swizzle", "ds_permute", "ds_bpermute", "ds_nop",
                  "ds_gws", "ds_barrier", "ds_append", "ds_consume")
@@ -116,7 +148,10 @@ class Event:
 
 
 def event_of(inst) -> Event:
-    """The counter event of ``inst`` (empty for non-memory instructions)."""
+    """The counter event of ``inst`` (empty for non-memory instructions; an undecodable word
+    counts on vmcnt and lgkmcnt with kind ``"unknown"``, see the module docstring)."""
+    if is_undecodable(inst):
+        return Event((VM, LGKM), ("unknown", "unknown"), (UNKNOWN, MEM_WRITE, LDS_DMA))
     fx = facts(inst)
     res = tuple(fx.defs) + tuple(fx.partial)
     if fx.lds_dma:
@@ -160,9 +195,17 @@ def is_order_point(inst, fx=None) -> bool:
     """Instructions after which other waves/agents may observe this wave's memory accesses:
     ``s_barrier``, ``s_sendmsg*``, memory writes and cache maintenance (AMDGPUUsage
     "Memory Model GFX942": release/acquire sequences wait before these).  A wait that
-    completes accesses before such a point is kept by :meth:`WaitcntAnalysis.required`."""
+    completes accesses before such a point is kept by :meth:`WaitcntAnalysis.required`,
+    and the verifier requires such a wait to stay before the same point.
+
+    Also an undecodable word (:func:`is_undecodable`), which may be any of them.  Not order
+    points: ``s_endpgm`` (the wave ends; its outstanding stores still complete, LLVM emits no
+    wait before it, see the module docstring), ``s_sleep``/``s_nop``/``s_setprio`` (no memory
+    effect), and plain loads (their results are register dependencies)."""
     op = inst.opcode
     if op in ("s_barrier", "s_sendmsg", "s_sendmsghalt", "s_icache_inv"):
+        return True
+    if is_undecodable(inst):  # it may be any of these
         return True
     return is_memory_write(inst, fx)
 
@@ -171,7 +214,7 @@ def _ooo(c: int, kinds) -> bool:
     """Whether counter ``c`` may decrement out of order with these pending kinds."""
     if not kinds:
         return False
-    if "flat" in kinds:
+    if "flat" in kinds or "unknown" in kinds:
         return True
     if c == LGKM and "smem" in kinds:
         return True
@@ -303,7 +346,7 @@ class WaitcntAnalysis(Analysis):
         self.cfg = self.dep(CFG)
         blocks = self.cfg.blocks
         n = len(blocks)
-        self._facts = [[(facts(i), event_of(i)) for i in b.instructions] for b in blocks]
+        self._facts = [[(facts(i), self._event(i)) for i in b.instructions] for b in blocks]
         self._touch = [[self._touched(i, f) for i, (f, _) in zip(b.instructions, row)]
                        for b, row in zip(blocks, self._facts)]
         self.entry_state: list = [None] * n
@@ -343,8 +386,16 @@ class WaitcntAnalysis(Analysis):
         #: keep waits that complete accesses before a memory-order point (see
         #: :func:`is_order_point`); set to False to get register dependencies only
         self.memory_order = True
+        self._order_pending: dict | None = None
+        #: positions ``(block, index)`` of undecodable words (:func:`is_undecodable`)
+        self.undecodable = [(bi, ii) for bi, b in enumerate(blocks)
+                            for ii, i in enumerate(b.instructions) if is_undecodable(i)]
 
     # -- transfer ------------------------------------------------------------------------------
+    @staticmethod
+    def _event(inst) -> Event:
+        return event_of(inst)
+
     @staticmethod
     def _touched(inst, fx) -> tuple[tuple, frozenset]:
         """(units read or written, units only written by a VMEM load)."""
@@ -536,6 +587,13 @@ class WaitcntAnalysis(Analysis):
                     demanded |= set(alive)
                     alive = {}
                     break
+                if is_undecodable(inst):  # may read anything (also without memory_order)
+                    demanded |= set(alive)
+                    alive = {}
+                    break
+                if UNKNOWN in alive and touched:  # may read what an undecodable word wrote
+                    demanded.add(UNKNOWN)
+                    del alive[UNKNOWN]
                 for u in touched:
                     if u in alive:
                         if c == VM and u in waw_ok and "flat" not in kinds and \
@@ -574,6 +632,45 @@ class WaitcntAnalysis(Analysis):
                     work.append((s, 0, new))
         return demanded
 
+    def order_point_pending(self) -> dict[int, tuple]:
+        """What may be in flight at each memory-order point (:func:`is_order_point`).
+
+        Returns ``{id(P): (P, {id(access): (access, counter name)})}`` for every reachable
+        order point ``P`` (keyed by identity: equal instructions are distinct accesses): the memory instructions (loads, stores, atomics, LDS-DMA, undecodable words)
+        that some path may leave incomplete just before ``P``, each with the (first) counter
+        it is pending on.  Computed like the main analysis, on a scoreboard that gives every
+        access a pseudo unit ``("access", id(inst))`` of its own (the main scoreboard keeps
+        only the youngest write per unit), so waits complete accesses exactly as
+        :meth:`required` assumes (in order: distance >= count; out of order: count 0 only).
+        """
+        if self._order_pending is not None:
+            return self._order_pending
+        acc = _AccessScoreboard(self.kernel, self.manager)
+        byid = {id(i): i for b in acc.cfg.blocks for i in b.instructions}
+        out: dict[int, tuple] = {}
+        for bi, blk in enumerate(acc.cfg.blocks):
+            if acc.entry_state[bi] is None:
+                continue
+            insts = blk.instructions
+            points = {ii for ii, (fx, _) in enumerate(acc._facts[bi])
+                      if is_order_point(insts[ii], fx)}
+            if not points:
+                continue
+
+            def probe(ii: int, st: _State, insts=insts, points=points) -> None:
+                if ii not in points:
+                    return
+                pend: dict = {}
+                for c in range(3):
+                    for u in st.ent[c]:
+                        if u[0] == ACCESS and u[1] not in pend:
+                            pend[u[1]] = (byid[u[1]], NAMES[c])
+                out[id(insts[ii])] = (insts[ii], pend)
+
+            acc._run_block(bi, _State.from_dist(acc.entry_state[bi]), None, probe)
+        self._order_pending = out
+        return out
+
     def to_json(self) -> dict:
         """Violations and, for every ``s_waitcnt``, its counts and the weakest safe counts."""
         waits = []
@@ -588,3 +685,17 @@ class WaitcntAnalysis(Analysis):
                           "removable": all(req[NAMES[c]] >= MAX[c] for c in range(3)),
                           "weakest": format_waitcnt(tuple(req[NAMES[c]] for c in range(3)))})
         return {"violations": [v.to_json() for v in self.violations], "waitcnts": waits}
+
+
+class _AccessScoreboard(WaitcntAnalysis):
+    """:class:`WaitcntAnalysis` whose events also produce a pseudo unit per access,
+    ``(ACCESS, id(inst))``, so that what is in flight can be told access by access
+    (:meth:`WaitcntAnalysis.order_point_pending`).  The pseudo units are never read or
+    written by an instruction, so violations and waits are unchanged."""
+
+    @staticmethod
+    def _event(inst) -> Event:
+        ev = event_of(inst)
+        if ev.counters:
+            ev = Event(ev.counters, ev.kinds, ev.results + ((ACCESS, id(inst)),))
+        return ev

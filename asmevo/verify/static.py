@@ -597,6 +597,189 @@ def _unaligned_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> str | None:
             "removed or weakened waits cannot be ruled out")
 
 
+def align_instructions(ko: Kernel, kc: Kernel) -> dict[int, Instruction]:
+    """Candidate instruction (by ``id``) -> the original instruction it corresponds to.
+
+    With the same block structure (:func:`asmevo.verify.equiv.changed_windows`) unchanged
+    blocks and the common prefix and suffix of a changed block correspond position by
+    position; otherwise the whole kernel is aligned as one sequence.  Inside a changed
+    region instructions are matched by :func:`difflib.SequenceMatcher` on their values
+    (labels renamed to the original's), and what is left of a replaced region is paired
+    by mnemonic in order over the whole region (a rewritten operand keeps the
+    correspondence; an instruction moved past an equal one is paired with itself).  Candidate
+    instructions without a counterpart (added ones) are absent."""
+    import difflib
+    from .equiv import changed_windows, label_map, rename_labels
+    lm = label_map(ko, kc) or {}
+    m: dict[int, Instruction] = {}
+
+    def region(io: list, ic: list) -> None:
+        ko_keys = [i.key() for i in io]
+        kc_keys = [rename_labels(i, lm).key() for i in ic]
+        sm = difflib.SequenceMatcher(None, ko_keys, kc_keys, autojunk=False)
+        left_o: list = []
+        left_c: list = []
+
+        def flush() -> None:
+            by_op: dict[str, list] = {}
+            for i in left_o:
+                by_op.setdefault(i.opcode, []).append(i)
+            for i in left_c:
+                q = by_op.get(i.opcode)
+                if q:
+                    m[id(i)] = q.pop(0)
+            left_o.clear()
+            left_c.clear()
+
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag == "equal":
+                for a, b in zip(io[i1:i2], ic[j1:j2]):
+                    m[id(b)] = a
+            else:
+                left_o.extend(io[i1:i2])
+                left_c.extend(ic[j1:j2])
+        flush()
+
+    wins, why = changed_windows(ko, kc)
+    if why:
+        region(list(ko.instructions()), list(kc.instructions()))
+        return m
+    changed = {bi: (p, eo, ec) for bi, p, eo, ec in wins}
+    for bi, (bo, bc) in enumerate(zip(ko.blocks, kc.blocks)):
+        io, ic = bo.instructions, bc.instructions
+        if bi not in changed:
+            for a, b in zip(io, ic):
+                m[id(b)] = a
+            continue
+        p, eo, ec = changed[bi]
+        for a, b in zip(io[:p], ic[:p]):
+            m[id(b)] = a
+        for a, b in zip(io[eo:], ic[ec:]):
+            m[id(b)] = a
+        region(io[p:eo], ic[p:ec])
+    return m
+
+
+class _Reach:
+    """Whether an instruction may execute before another in one kernel (CFG paths), and
+    whether it does so without a retreating edge (an edge to a block not later in reverse
+    post-order: a loop back edge)."""
+
+    def __init__(self, cfg):
+        import networkx as nx
+        from ..analysis.cfg import EXIT
+        self.cfg = cfg
+        g = cfg.graph
+        rank = {b: i for i, b in enumerate(cfg.rpo())}
+        dag = nx.DiGraph()
+        dag.add_nodes_from(b for b in g.nodes if b != EXIT)
+        for u, v in g.edges:
+            if EXIT in (u, v):
+                continue
+            if u in rank and v in rank and rank[v] > rank[u]:
+                dag.add_edge(u, v)
+        self._g = g.subgraph([b for b in g.nodes if b != EXIT])
+        self._dag = dag
+        self._memo: dict = {}
+
+    def _after(self, graph, key, b: int) -> set:
+        k = (key, b)
+        r = self._memo.get(k)
+        if r is None:
+            import networkx as nx
+            r = set()
+            for s in graph.successors(b):
+                r.add(s)
+                r |= nx.descendants(graph, s)
+            self._memo[k] = r
+        return r
+
+    def before(self, a, p) -> tuple[bool, bool]:
+        """``(on some path a executes before p, ... on such a path without a back edge)``."""
+        ba, ia = self.cfg.position(a)
+        bp, ip = self.cfg.position(p)
+        acyc = (ba == bp and ia < ip) or bp in self._after(self._dag, "dag", ba)
+        if acyc:
+            return True, True
+        return (ba == bp and ia < ip) or bp in self._after(self._g, "g", ba), False
+
+
+def _order_point_waits(orig_mod: Module, ko: Kernel, cand_mod: Module | None,
+                       kc: Kernel) -> tuple[list[dict], str | None]:
+    """Waits the original has before a memory-order point that the candidate no longer has
+    before that same point (issue 14: a wait moved past ``s_barrier`` was accepted).
+
+    The rule: if the original completes a memory access before a memory-order point
+    (:func:`asmevo.analysis.waitcnt.is_order_point`: ``s_barrier``, ``s_sendmsg*``,
+    stores, atomics, cache maintenance, undecodable words), the candidate must complete it
+    before the corresponding point too.  For every order point ``P`` of the candidate and
+    every access ``A`` the candidate may still have in flight at ``P``
+    (:meth:`~asmevo.analysis.waitcnt.WaitcntAnalysis.order_point_pending`), with ``P'`` and
+    ``A'`` their counterparts in the original (:func:`align_instructions`): a violation
+    when some path of the original runs ``A'`` before ``P'`` and no path leaves ``A'`` in
+    flight at ``P'``, unless the access moved across the point (``A`` reaches ``P``
+    without a loop back edge in one program and only through one in the other: a move,
+    which the z3 layer's cross-barrier check leaves undecided).  A candidate access in
+    flight at a point without a counterpart in the original gives an ``unknown`` reason.
+
+    Returns ``(violations, unknown reason or None)``.
+
+    Raises:
+        AnalysisUnavailable: the waitcnt analysis failed.
+    """
+    from ..analysis import AnalysisManager
+    from ..analysis.waitcnt import WaitcntAnalysis
+    try:
+        wo = WaitcntAnalysis(ko, AnalysisManager(orig_mod))
+        wc = WaitcntAnalysis(kc, AnalysisManager(cand_mod))
+        po = wo.order_point_pending()
+        pc = wc.order_point_pending()
+    except Exception as e:  # noqa: BLE001
+        raise AnalysisUnavailable(f"waitcnt analysis failed: {type(e).__name__}: {e}") from None
+    if not pc:
+        return [], None
+    m = align_instructions(ko, kc)
+    ro, rc = _Reach(wo.cfg), _Reach(wc.cfg)
+    out: list[dict] = []
+    unknown = None
+    for P, pend in pc.values():
+        Po = m.get(id(P))
+        if Po is None or id(Po) not in po:
+            continue  # a point the original does not have: not one of its waits
+        pend_o = po[id(Po)][1]
+        for A, counter in pend.values():
+            Ao = m.get(id(A))
+            if Ao is None:
+                unknown = unknown or (
+                    f"{kc.name}: {A.text()} may be in flight at {P.text()} and has no "
+                    "counterpart in the original; whether the original completes it before "
+                    "that point is not decided")
+                continue
+            if id(Ao) in pend_o:
+                continue
+            some_o, acyc_o = ro.before(Ao, Po)
+            if not some_o:
+                continue  # issued after the point in the original: moved, not a wait
+            _, acyc_c = rc.before(A, P)
+            if acyc_o != acyc_c:
+                continue  # moved across the point (loop-carried on one side only)
+            bi, _ = wc.cfg.position(P)
+            out.append({"message": f"{A.text()} may still be in flight ({counter}) at "
+                                   f"{P.text()} (block {bi}); the original completes it before "
+                                   "that memory-order point (a wait moved past it or removed)",
+                        "signature": ("order-point", P.text(), A.text()),
+                        "instruction": P.text(), "access": A.text(), "counter": counter,
+                        "block": bi})
+    return out, unknown
+
+
+def _differs(ko: Kernel, kc: Kernel) -> bool:
+    """Whether the two kernels' instruction sequences differ (by value)."""
+    a = [i.key() for i in ko.instructions()]
+    b = [i.key() for i in kc.instructions()]
+    return a != b
+
+
 def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
                        orig_mod: Module | None, orig: KernelFacts | None) -> tuple[list[Evidence], str | None]:
     """Violations of ``kind`` in the candidate that the original does not have.
@@ -621,6 +804,10 @@ def check_memory_order(kind: str, cand_mod: Module, cand: KernelFacts,
             from .equiv import changed_windows
             if changed_windows(orig.kernel, cand.kernel)[1]:
                 unaligned = _unaligned_waits(orig_mod, orig.kernel, cand.kernel)
+            if _differs(orig.kernel, cand.kernel):
+                order, why = _order_point_waits(orig_mod, orig.kernel, cand_mod, cand.kernel)
+                cv = cv + order
+                unaligned = unaligned or why
         except AnalysisUnavailable as e:
             return [], f"waitcnt analysis unavailable: {e}"
     # Match candidate violations to the original's with the same signature: a candidate
