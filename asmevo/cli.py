@@ -26,6 +26,8 @@ COMMANDS = {
     "run": ("run", "run a kernel in the embedded gfx942 emulator"),
     "verify": ("verify", "verify a candidate code object against the original"),
     "equiv": ("equiv", "z3 equivalence of two straight-line instruction windows"),
+    "evolve": ("evolve", "correctness-gated optimisation loop: K0 in, a verified faster best.co out"),
+    "profile": ("profile", "estimated cycles, occupancy, bottleneck and hot windows of a kernel"),
 }
 
 
