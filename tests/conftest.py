@@ -2,7 +2,9 @@
 
 Tiers: tests that need the shared corpus (``../shared/corpus`` beside the
 checkout, or ``$ASMEVO_CORPUS``) use the ``corpus_dir`` fixture and are skipped
-when it is absent, so a clone of the project alone still passes.  Helpers for
+when it is absent, so a clone of the project alone still passes -- except under
+``CI=true``, where a missing corpus fails the run at its start (with where it was
+looked for) and a missing LLVM tool fails the test that needs it.  Helpers for
 test modules live in ``corpus_paths.py`` (import it, not ``conftest``).
 """
 
@@ -19,23 +21,26 @@ _TESTS = pathlib.Path(__file__).resolve().parent
 for _d in [_TESTS, *sorted(p for p in _TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))]:
     if str(_d) not in sys.path:
         sys.path.insert(0, str(_d))
-from corpus_paths import CORPUS, ROOT, corpus_code_objects  # noqa: E402,F401
+from corpus_paths import (CORPUS, ROOT, STRICT, corpus_code_objects,  # noqa: E402,F401
+                          corpus_missing_message, require_tool)
+
+
+def pytest_sessionstart(session):
+    if STRICT and CORPUS is None:
+        raise pytest.UsageError("CI=true: " + corpus_missing_message())
 
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> pathlib.Path:
-    """The shared corpus directory; skips the test when it is absent."""
+    """The shared corpus directory; skips the test when it is absent (fails under CI=true)."""
     if CORPUS is None:
-        pytest.skip("../shared/corpus is absent")
+        if STRICT:
+            pytest.fail("CI=true: " + corpus_missing_message(), pytrace=False)
+        pytest.skip("the shared corpus is absent (" + corpus_missing_message() + ")")
     return CORPUS
 
 
 @pytest.fixture(scope="session")
 def llvm_mc() -> str:
-    """Path of llvm-mc (LLVM >= 17); skips when LLVM is not installed."""
-    from asmevo.errors import ToolNotFoundError
-    from asmevo.llvm import find_tool
-    try:
-        return find_tool("llvm-mc")
-    except ToolNotFoundError as e:
-        pytest.skip(str(e))
+    """Path of llvm-mc (LLVM >= 17); skips only when LLVM is not installed (fails under CI=true)."""
+    return require_tool("llvm-mc")

@@ -15,6 +15,7 @@ from asmevo.frontend.asm_parser import parse_instruction
 from asmevo.frontend.codeobject import read_code_object
 from asmevo.frontend.disasm import disassemble
 from asmevo.llvm import find_tool
+from corpus_paths import require_tool
 from asmevo.tools.roundtrip import roundtrip
 
 _LUT_CL = """
@@ -61,10 +62,7 @@ def resolved_targets(path) -> list[int]:
 
 @pytest.fixture(scope="module")
 def lut_co(tmp_path_factory):
-    try:
-        clang = find_tool("clang")
-    except Exception as e:  # noqa: BLE001 - skip when clang is absent
-        pytest.skip(str(e))
+    clang = require_tool("clang")   # skips only when clang is not installed
     d = tmp_path_factory.mktemp("lut")
     src = d / "lut.cl"
     src.write_text(_LUT_CL)
@@ -147,10 +145,7 @@ def test_stripped_object_gets_a_data_label(tmp_path, lut_co):
 
 @pytest.fixture(scope="module")
 def lut_s(tmp_path_factory):
-    try:
-        clang = find_tool("clang")
-    except Exception as e:  # noqa: BLE001 - skip when clang is absent
-        pytest.skip(str(e))
+    clang = require_tool("clang")   # skips only when clang is not installed
     d = tmp_path_factory.mktemp("luts")
     src = d / "lut.cl"
     src.write_text(_LUT_CL)

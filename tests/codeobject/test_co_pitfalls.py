@@ -19,7 +19,7 @@ from asmevo.frontend.descriptor import KernelDescriptor
 from asmevo.frontend.disasm import disassemble
 from asmevo.frontend.loader import load
 
-from corpus_paths import CORPUS
+from corpus_paths import CORPUS, require_tool
 
 pytestmark = pytest.mark.corpus
 
@@ -128,11 +128,7 @@ def test_br26_offsets_are_read_not_assumed():
 def test_br26_cov4_has_no_hidden_group_size(tmp_path, corpus_dir):
     """Under code object v4 the workgroup size comes from the dispatch packet: no
     hidden_group_size_* entry, amdhsa.version 1.1 (oracle: clang -mcode-object-version=4)."""
-    from asmevo.llvm import find_tool
-    try:
-        clang = find_tool("clang")
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(str(e))
+    clang = require_tool("clang")   # skips only when clang is not installed
     out = tmp_path / "v4.co"
     subprocess.run([clang, "-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx942",
                     "-nogpulib", "-O0", "-Xclang", "-mcode-object-version=4", "-o", str(out),

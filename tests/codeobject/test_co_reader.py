@@ -13,7 +13,7 @@ from asmevo.frontend.codeobject import read_code_object
 from asmevo.frontend.descriptor import DIRECTIVE_FIELDS, FIELD_NAMES, KernelDescriptor
 from asmevo.frontend.metadata import decode_metadata, to_yaml
 
-from corpus_paths import corpus_code_objects
+from corpus_paths import corpus_code_objects, require_tool
 
 pytestmark = pytest.mark.corpus
 ALL = corpus_code_objects()
@@ -209,11 +209,7 @@ def test_x86_elf(tmp_path):
 
 
 def test_gfx90a_object(tmp_path, corpus_dir):
-    from asmevo.llvm import find_tool
-    try:
-        clang = find_tool("clang")
-    except Exception as e:  # noqa: BLE001 - skip when clang is absent
-        pytest.skip(str(e))
+    clang = require_tool("clang")   # skips only when clang is not installed
     out = tmp_path / "k.co"
     subprocess.run([clang, "-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a",
                     "-nogpulib", "-o", str(out), str(corpus_dir / "vadd_f32.cl")], check=True)
