@@ -8,6 +8,7 @@ import pytest
 from asmevo.frontend.asm_parser import parse_instruction as P
 from asmevo.passes.peephole import RULES
 from passes_helpers import norm, opt
+from z3_limits import deterministic_z3
 
 verify = pytest.importorskip("asmevo.verify")
 
@@ -33,7 +34,10 @@ def test_rule_rewrite_is_proved_equivalent(rule, window, live):
     a = [P(x) for x in window]
     b = RULE[rule].fn(a, lambda op: True)
     assert b is not None, "rule did not match"
-    r = verify.check_windows(a, b, live_out=live)
+    # a deterministic z3 resource limit, not the 10 s wall-clock default: the verdict
+    # must not depend on how loaded the machine is
+    with deterministic_z3() as no_timeout:
+        r = verify.check_windows(a, b, live_out=live, timeout_ms=no_timeout)
     assert r.equivalent, r.text()
 
 
