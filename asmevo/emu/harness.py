@@ -46,6 +46,83 @@ def _init_bounds(init: str) -> tuple[float, float] | None:
     return lo, hi
 
 
+#: Harness size and shape limits, checked while reading (a located error, never a crash).
+MAX_HARNESS_BYTES = 64 << 20
+MAX_JSON_DEPTH = 64
+MAX_INT_DIGITS = 40
+#: Numpy dtypes a harness argument may have (numbers the emulator can load and compare).
+DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+          "float16", "float32", "float64")
+_DISPATCH_MAX = (1 << 32) - 1   # hsa_kernel_dispatch_packet_t grid_size_{x,y,z} are uint32
+
+
+def _json_position(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _check_json_depth(text: str, path: str) -> None:
+    """Refuse nesting deeper than :data:`MAX_JSON_DEPTH` (json would recurse until Python's
+    recursion limit), located at the bracket that goes too deep."""
+    depth = 0
+    in_str = esc = False
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                ln, col = _json_position(text, i)
+                raise AsmevoError(f"harness nested more than {MAX_JSON_DEPTH} levels deep; expected "
+                                  "a manifest entry (an object) or a list of entries", file=path,
+                                  line=ln, column=col)
+        elif ch in "]}":
+            depth -= 1
+
+
+class _BadNumber(Exception):
+    pass
+
+
+def _parse_json(text: str, path: str):
+    """``json.loads`` with located errors for what the schema never needs: integers longer
+    than :data:`MAX_INT_DIGITS` digits, ``NaN``/``Infinity`` and deep nesting."""
+    _check_json_depth(text, path)
+
+    def parse_int(s):
+        if len(s.lstrip("-")) > MAX_INT_DIGITS:
+            raise _BadNumber(s)
+        return int(s)
+
+    def parse_constant(s):
+        raise _BadNumber(s)
+
+    try:
+        return json.loads(text, parse_int=parse_int, parse_constant=parse_constant)
+    except json.JSONDecodeError as e:
+        raise AsmevoError(f"harness is not valid JSON: {e.msg}", file=path, line=e.lineno,
+                          column=e.colno) from None
+    except _BadNumber as e:
+        tok = e.args[0]
+        import re
+        m = re.search(r"(?<![\w.])" + re.escape(tok[:64]), text)
+        ln, col = _json_position(text, m.start()) if m else (None, None)
+        what = (f"an integer of {len(tok.lstrip('-'))} digits (at most {MAX_INT_DIGITS} are "
+                "accepted)" if tok[-1:].isdigit() else f"{tok} (not a JSON number)")
+        raise AsmevoError(f"harness holds {what}; expected a number that fits the argument's "
+                          "dtype", file=path, line=ln, column=col) from None
+    except RecursionError:
+        raise AsmevoError(f"harness nested too deeply (more than {MAX_JSON_DEPTH} levels)",
+                          file=path) from None
+
+
 def load_harness(path: str, entry: str | None = None) -> dict:
     """Read a harness/manifest JSON file and return one entry (a dict with
     ``_dir`` set to the file's directory).
@@ -55,26 +132,43 @@ def load_harness(path: str, entry: str | None = None) -> dict:
             entry name, or an entry that does not follow the schema.
     """
     try:
-        with open(path) as f:
-            doc = json.load(f)
+        with open(path, "rb") as f:
+            raw = f.read(MAX_HARNESS_BYTES + 1)
     except OSError as e:
         raise AsmevoError(f"cannot read harness: {e.strerror}", file=path) from None
-    except json.JSONDecodeError as e:
-        raise AsmevoError(f"harness is not valid JSON: {e.msg}", file=path, line=e.lineno,
-                          column=e.colno) from None
+    if len(raw) > MAX_HARNESS_BYTES:
+        raise AsmevoError(f"harness larger than {MAX_HARNESS_BYTES >> 20} MiB; expected a JSON "
+                          "manifest entry or list", file=path, offset=MAX_HARNESS_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise AsmevoError(f"harness is not UTF-8 text (byte {e.start}); expected JSON", file=path,
+                          offset=e.start) from None
+    doc = _parse_json(text, path)
     if isinstance(doc, list):
+        for i, x in enumerate(doc):
+            if not isinstance(x, dict):
+                raise AsmevoError(f"manifest entry #{i} is {_kind(x)}; expected an object",
+                                  file=path)
+            if "name" in x and not isinstance(x["name"], str):
+                raise AsmevoError(f"manifest entry #{i}: name is {_kind(x['name'])}; expected a "
+                                  "string", file=path)
         if entry is None:
             if len(doc) == 1:
                 e = doc[0]
+            elif not doc:
+                raise AsmevoError("harness is an empty list; expected manifest entries", file=path)
             else:
                 raise AsmevoError(f"harness holds {len(doc)} entries; choose one with --entry "
                                   f"({', '.join(str(x.get('name')) for x in doc[:8])}...)", file=path)
         else:
-            found = [x for x in doc if isinstance(x, dict) and x.get("name") == entry]
+            found = [x for x in doc if x.get("name") == entry]
             if not found:
                 raise AsmevoError(f"no entry named {entry!r} in the harness", file=path)
             e = found[0]
     elif isinstance(doc, dict):
+        if "name" in doc and not isinstance(doc["name"], str):
+            raise AsmevoError(f"name is {_kind(doc['name'])}; expected a string", file=path)
         if entry is not None and doc.get("name") != entry:
             raise AsmevoError(f"the harness entry is {doc.get('name')!r}, not {entry!r}", file=path)
         e = doc
@@ -87,29 +181,96 @@ def load_harness(path: str, entry: str | None = None) -> dict:
     return e
 
 
+def _kind(v) -> str:
+    """What a JSON value is, for messages."""
+    if isinstance(v, bool):
+        return f"the boolean {str(v).lower()}"
+    if isinstance(v, (int, float)):
+        return f"the number {v!r}"
+    if isinstance(v, str):
+        return f"the string {v[:40]!r}"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "an object"
+    return "null" if v is None else type(v).__name__
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _scalar_fits(v, dt: np.dtype) -> bool:
+    """Whether the JSON value ``v`` is representable in ``dt`` without overflow or rounding
+    to a non-integer."""
+    if dt.kind == "b":
+        return isinstance(v, bool) or (_is_int(v) and v in (0, 1))
+    if isinstance(v, bool) or not _is_number(v):
+        return False
+    if dt.kind in "iu":
+        if isinstance(v, float):
+            if not (np.isfinite(v) and v == int(v)):
+                return False
+            v = int(v)
+        info = np.iinfo(dt)
+        return info.min <= v <= info.max
+    if not np.isfinite(v):
+        return False
+    return bool(abs(v) <= np.finfo(dt).max)
+
+
 def _validate(e, path):
     def bad(msg):
         raise AsmevoError(f"entry {e.get('name')!r}: {msg}", file=path)
     if not isinstance(e, dict):
-        bad("not an object")
+        raise AsmevoError("harness entry is not an object", file=path)
+    for k in ("name", "kernel"):
+        if k in e and not isinstance(e[k], str):
+            bad(f"{k} is {_kind(e[k])}; expected a string")
     for k in ("block", "grid", "args"):
         if k not in e:
             bad(f"missing key {k!r}")
     for k in ("block", "grid"):
         v = e[k]
-        if not (isinstance(v, list) and 1 <= len(v) <= 3 and all(isinstance(x, int) and x >= 1 for x in v)):
+        if not (isinstance(v, list) and 1 <= len(v) <= 3 and all(_is_int(x) and x >= 1 for x in v)):
             bad(f"{k} must be a list of 1-3 positive integers")
+    block = list(e["block"]) + [1] * (3 - len(e["block"]))
+    grid = list(e["grid"]) + [1] * (3 - len(e["grid"]))
+    if block[0] * block[1] * block[2] > 1024:
+        bad(f"block {e['block']} has {block[0] * block[1] * block[2]} work-items; at most 1024 "
+            "per workgroup")
+    for d, (b, g) in enumerate(zip(block, grid)):
+        if b * g > _DISPATCH_MAX:
+            bad(f"grid {e['grid']} x block {e['block']}: {b * g} work-items in dimension {'xyz'[d]}; "
+                f"at most {_DISPATCH_MAX} (the dispatch packet's 32-bit grid size)")
+    if not isinstance(e["args"], list):
+        bad(f"args is {_kind(e['args'])}; expected a list of argument objects")
+    seen = set()
     for i, a in enumerate(e["args"]):
-        if not isinstance(a, dict) or "name" not in a or a.get("kind") not in ("buffer", "scalar"):
-            bad(f"argument #{i} needs a name and kind buffer|scalar")
+        if not isinstance(a, dict) or not isinstance(a.get("name"), str) or not a["name"] \
+                or a.get("kind") not in ("buffer", "scalar"):
+            bad(f"argument #{i} needs a name (a non-empty string) and kind buffer|scalar")
+        if a["name"] in seen:
+            bad(f"argument #{i}: name {a['name']!r} is used twice")
+        seen.add(a["name"])
         if not isinstance(a.get("dtype"), str):
             bad(f"argument {a['name']}: dtype must be a string such as \"float32\"")
         try:
-            np.dtype(a.get("dtype"))
+            dt = np.dtype(a.get("dtype"))
         except (TypeError, ValueError):
-            bad(f"argument {a['name']}: unknown dtype {a.get('dtype')!r}")
+            bad(f"argument {a['name']}: unknown dtype {a.get('dtype')!r}; expected one of "
+                f"{', '.join(DTYPES)}")
+        if dt.name not in DTYPES:
+            bad(f"argument {a['name']}: dtype {a['dtype']!r} is not supported; expected one of "
+                f"{', '.join(DTYPES)}")
+        if "role" in a and a["role"] not in ("in", "out", "inout"):
+            bad(f"argument {a['name']}: role must be in, out or inout")
         if a["kind"] == "buffer":
-            if not isinstance(a.get("count"), int) or isinstance(a["count"], bool) or a["count"] < 0:
+            if not _is_int(a.get("count")) or a["count"] < 0:
                 bad(f"buffer {a['name']}: count must be a non-negative integer")
             init = a.get("init", "zeros")
             if not isinstance(init, str) or not init.startswith(_INITS):
@@ -119,10 +280,28 @@ def _validate(e, path):
                     "with finite numbers LO <= HI (integers LO < HI for randint)")
             if init not in ("zeros", "ones", "arange") and not init.startswith(("uniform(", "randint(")):
                 bad(f"buffer {a['name']}: unknown init {init!r}")
-            if a.get("role", "in") not in ("in", "out", "inout"):
-                bad(f"buffer {a['name']}: role must be in, out or inout")
-        elif "value" not in a:
-            bad(f"scalar {a['name']}: missing value")
+        else:
+            if "value" not in a:
+                bad(f"scalar {a['name']}: missing value")
+            if not _scalar_fits(a["value"], dt):
+                bad(f"scalar {a['name']}: value {_kind(a['value'])} does not fit dtype {dt.name}; "
+                    "expected a number in its range")
+    ref = e.get("reference")
+    if ref is not None:
+        if not isinstance(ref, str) or ":" not in ref:
+            bad(f"reference is {_kind(ref)}; expected \"FILE.py:FUNCTION\"")
+        fname, func = ref.rsplit(":", 1)
+        if not fname.endswith(".py") or not func.isidentifier():
+            bad(f"reference {ref!r}: expected \"FILE.py:FUNCTION\" (a Python file relative to the "
+                "harness and a function name)")
+    for k in ("rtol", "atol"):
+        if k in e and e[k] is not None and not (_is_number(e[k]) and np.isfinite(e[k])
+                                                and e[k] >= 0):
+            bad(f"{k} is {_kind(e[k])}; expected a finite number >= 0")
+    if e.get("dynamic_lds") is not None:
+        v = e["dynamic_lds"]
+        if not _is_int(v) or not 0 <= v <= 65536:
+            bad(f"dynamic_lds is {_kind(v)}; expected an integer number of bytes, 0..65536")
     total = sum(a["count"] * np.dtype(a["dtype"]).itemsize for a in e["args"] if a["kind"] == "buffer")
     if total > MAX_BUFFER_BYTES:
         bad(f"buffers total {total} bytes; at most {MAX_BUFFER_BYTES} bytes (4 GiB) are supported")
@@ -145,6 +324,8 @@ def make_input(a: dict, rng) -> np.ndarray:
 
 def make_inputs(harness: dict, seed: int = 0) -> dict:
     """Argument name -> initial buffer (ndarray) or scalar value."""
+    if not _is_int(seed) or seed < 0:
+        raise AsmevoError(f"--seed {seed}: expected a non-negative integer", file=harness.get("_file"))
     rng = np.random.default_rng(seed)
     out = {}
     for a in harness["args"]:
@@ -173,14 +354,20 @@ def reference(harness: dict, inputs: dict) -> dict:
             function raised (``reference FILE:FUNC raised TYPE: MESSAGE``).
     """
     ref = harness.get("reference")
-    if not ref or ":" not in ref:
+    if not isinstance(ref, str) or ":" not in ref:
         raise AsmevoError(f"entry {harness.get('name')!r} has no reference 'file.py:function'",
                           file=harness.get("_file"))
     fname, func = ref.rsplit(":", 1)
     path = os.path.join(harness["_dir"], fname)
+    if not fname.endswith(".py"):
+        raise AsmevoError(f"reference file {fname!r} is not a Python file; expected "
+                          "\"FILE.py:FUNCTION\"", file=harness.get("_file"))
     if not os.path.isfile(path):
         raise AsmevoError(f"reference file {path} not found", file=harness.get("_file"))
     spec = importlib.util.spec_from_file_location(f"_asmevo_ref_{abs(hash(path))}", path)
+    if spec is None or spec.loader is None:
+        raise AsmevoError(f"reference file {path} cannot be loaded as a Python module",
+                          file=harness.get("_file"))
     mod = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(mod)
@@ -205,8 +392,11 @@ def reference(harness: dict, inputs: dict) -> dict:
 def compare(harness: dict, got: dict, want: dict) -> list[str]:
     """Mismatch messages (empty when all outputs match): np.allclose with the entry's
     rtol/atol, bit-exact when both are 0 (NaNs compare equal)."""
-    rtol = float(harness.get("rtol", 0) or 0)
-    atol = float(harness.get("atol", 0) or 0)
+    try:
+        rtol = float(harness.get("rtol", 0) or 0)
+        atol = float(harness.get("atol", 0) or 0)
+    except (TypeError, ValueError):
+        raise AsmevoError("rtol/atol must be numbers", file=harness.get("_file")) from None
     errs = []
     for name, exp in want.items():
         g = got.get(name)

@@ -19,6 +19,18 @@ from ..errors import AsmevoError
 from ..fileio import write_output
 
 
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (a seed of ``np.random.default_rng``)."""
+    import argparse
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
+    return v
+
+
 def add_arguments(p) -> None:
     """Arguments: kernel file, ``--harness``, ``--entry``, ``--kernel``, ``--seed``, ``--out``,
     ``--check``, ``--lds``."""
@@ -26,10 +38,10 @@ def add_arguments(p) -> None:
     p.add_argument("--harness", required=True, help="harness JSON: one manifest entry or a manifest list")
     p.add_argument("--entry", help="entry name when the harness holds several")
     p.add_argument("--kernel", help="kernel symbol (default: the entry's 'kernel', else the only kernel)")
-    p.add_argument("--seed", type=int, default=0, help="seed of np.random.default_rng for inputs (0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of np.random.default_rng for inputs (0)")
     p.add_argument("--out", help="directory for <buffer>.npy outputs")
     p.add_argument("--check", action="store_true", help="compare with the reference; exit 1 on mismatch")
-    p.add_argument("--lds", type=int, default=None,
+    p.add_argument("--lds", type=non_negative_int, default=None,
                    help="dynamic LDS bytes (default: the rest of the 64 KiB)")
 
 

@@ -12,6 +12,7 @@ import sys
 
 from ..errors import AsmevoError
 from ..verify.verdict import DESCRIPTIONS
+from .run import non_negative_int
 
 
 def _tolerance(text: str) -> tuple[float, float]:
@@ -35,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--entry", help="harness entry to use when the harness is a manifest list (its kernel "
                                    "is tested); without --harness: the kernel to check")
     p.add_argument("--trials", type=int, default=8, help="differential trials (default 8)")
-    p.add_argument("--seed", type=int, default=0, help="input-generation seed (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="input-generation seed (default 0)")
     p.add_argument("--level", choices=("static", "z3", "diff", "all"), default=None,
                    help="layers to run (cumulative; default: all with --harness, else z3)")
     p.add_argument("--tolerance", type=_tolerance, default=None, metavar="RTOL,ATOL",
