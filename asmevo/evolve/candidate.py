@@ -1,0 +1,127 @@
+"""A candidate is K0 with one kernel's code replaced: its blocks, canonical text and hash.
+
+The content hash covers the canonical text of the optimised kernel: blocks named ``bb0``,
+``bb1``... in layout order (branch targets renamed alike), one instruction a line.  Two
+candidates with the same code have the same hash whatever their labels, addresses or the
+operator that made them, so the store never holds or evaluates a program twice.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import pickle
+
+from ..ir.module import Kernel, Module
+from ..ir.operands import Label
+
+
+def label_map(kernel: Kernel) -> dict[str, str]:
+    """Block label -> stable name ``bbN`` (N = block index)."""
+    return {b.label: f"bb{i}" for i, b in enumerate(kernel.blocks) if b.label}
+
+
+def inst_text(inst, names: dict[str, str]) -> str:
+    """Instruction text with block labels renamed to their stable names."""
+    if any(isinstance(o, Label) and o.name in names for o in inst.operands):
+        ops = [Label(names[o.name], o.addend) if isinstance(o, Label) and o.name in names else o
+               for o in inst.operands]
+        return inst.evolve(operands=ops).text()
+    return inst.text()
+
+
+def canonical_lines(kernel: Kernel) -> list[str]:
+    """The kernel as text with stable block names (what is hashed and diffed)."""
+    names = label_map(kernel)
+    out = []
+    for i, b in enumerate(kernel.blocks):
+        out.append(f"bb{i}:")
+        out.extend("\t" + inst_text(x, names) for x in b.instructions)
+    return out
+
+
+def content_hash(kernel: Kernel) -> str:
+    """sha256 of :func:`canonical_lines` (hex)."""
+    return hashlib.sha256("\n".join(canonical_lines(kernel)).encode()).hexdigest()
+
+
+def kernel_blocks(kernel: Kernel) -> bytes:
+    """The kernel's blocks, serialised for the store and for workers."""
+    return pickle.dumps(kernel.blocks, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def graft(k0: Module, kernel_name: str, blocks) -> Module:
+    """A copy of ``k0`` whose kernel ``kernel_name`` has ``blocks`` (bytes or a list)."""
+    if isinstance(blocks, (bytes, bytearray)):
+        blocks = pickle.loads(blocks)
+    m = copy.copy(k0)
+    m.items = list(k0.items)
+    for i, it in enumerate(m.items):
+        if isinstance(it, Kernel) and it.name == kernel_name:
+            k = copy.copy(it)
+            k.blocks = copy.deepcopy(blocks)
+            m.items[i] = k
+            break
+    else:
+        raise KeyError(kernel_name)
+    return m
+
+
+def clone_kernel_blocks(kernel: Kernel):
+    """Independent copy of the blocks (instructions are values; lists are copied)."""
+    return [type(b)(b.label, list(b.instructions), list(b.directives)) for b in kernel.blocks]
+
+
+def listing(kernel: Kernel) -> list[dict]:
+    """One row per instruction: index, pc (byte offset from the kernel start, from the
+    ISA table's sizes when an instruction has no encoding), block, text."""
+    names = label_map(kernel)
+    rows, pc, idx = [], 0, 0
+    for bi, b in enumerate(kernel.blocks):
+        for x in b.instructions:
+            rows.append({"index": idx, "pc": pc, "block": f"bb{bi}", "text": inst_text(x, names)})
+            pc += x.size or 4
+            idx += 1
+    return rows
+
+
+def unified_diff(a: Kernel, b: Kernel, a_name: str = "K0", b_name: str = "best") -> str:
+    """Assembly diff with stable block names (no addresses)."""
+    return "".join(difflib.unified_diff([x + "\n" for x in canonical_lines(a)],
+                                        [x + "\n" for x in canonical_lines(b)],
+                                        fromfile=a_name, tofile=b_name, n=3))
+
+
+def changed_blocks(a: Kernel, b: Kernel) -> list[int]:
+    """Indices of blocks whose instruction text differs (same block count assumed);
+    every index when the counts differ."""
+    if len(a.blocks) != len(b.blocks):
+        return list(range(max(len(a.blocks), len(b.blocks))))
+    na, nb = label_map(a), label_map(b)
+    return [i for i, (x, y) in enumerate(zip(a.blocks, b.blocks))
+            if [inst_text(p, na) for p in x.instructions] != [inst_text(q, nb) for q in y.instructions]]
+
+
+def changed_windows(a: Kernel, b: Kernel) -> list[dict]:
+    """Per changed block, the window of the candidate ``b`` that differs from ``a``
+    (common prefix and suffix stripped): ``{"block", "start", "end"}`` (indices into
+    ``b``'s instruction list, end exclusive)."""
+    out = []
+    if len(a.blocks) != len(b.blocks):
+        return [{"block": "*", "start": 0, "end": b.num_instructions()}]
+    na, nb = label_map(a), label_map(b)
+    base = 0
+    for i, (x, y) in enumerate(zip(a.blocks, b.blocks)):
+        ta = [inst_text(p, na) for p in x.instructions]
+        tb = [inst_text(q, nb) for q in y.instructions]
+        if ta != tb:
+            p = 0
+            while p < min(len(ta), len(tb)) and ta[p] == tb[p]:
+                p += 1
+            s = 0
+            while s < min(len(ta), len(tb)) - p and ta[-1 - s] == tb[-1 - s]:
+                s += 1
+            out.append({"block": f"bb{i}", "start": base + p, "end": base + len(tb) - s})
+        base += len(y.instructions)
+    return out

@@ -1,0 +1,132 @@
+"""The gate: one candidate through build, verification and timing, cheapest first.
+
+1. **build**: the candidate kernel is grafted into a copy of K0 and written as a code object
+   (:func:`asmevo.backend.rebuild.write_code_object`: in-place patch when every change fits,
+   else an ABI-preserving rebuild with llvm-mc + ld.lld), then loaded back: every later
+   stage judges the bytes the hardware would run;
+2. **verify**: :func:`asmevo.verify.verify` at level ``all`` -- static checks and ABI, z3
+   window proofs (and the relational proof), differential testing on the round's fresh
+   seed plus the verifier's edge values;
+3. **time**: only a candidate that passed (``proved``; or ``tested`` with
+   ``--require tested``) is scored.
+
+Runs in a worker: :class:`GateContext` is built once per worker process and
+:meth:`GateContext.evaluate` is called per candidate.  Nothing here touches the store.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import tempfile
+import time
+import traceback
+
+from .candidate import graft
+
+
+class GateContext:
+    """What a worker needs: K0, the harness, the kernel, the gate options and the scorer."""
+
+    def __init__(self, spec: dict):
+        from ..emu.harness import load_harness
+        from ..frontend.loader import load
+        from .score import Scorer
+        self.spec = spec
+        self.k0 = load(spec["k0"])
+        self.harness = load_harness(spec["harness"], spec.get("entry"))
+        self.kernel = spec["kernel"]
+        self.require = spec.get("require", "proved")
+        self.trials = int(spec.get("trials", 4))
+        self.timeout_ms = int(spec.get("z3_timeout_ms", 3000))
+        self.scorer = Scorer(self.kernel, self.harness)
+        self.tmp = tempfile.mkdtemp(prefix="asmevo-evolve-")
+        self.diff_cache: dict = {}
+        self._n = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def build(self, blocks) -> tuple[object, str]:
+        """(loaded candidate module, "patched" | "assembled").  Raises AsmevoError."""
+        from ..backend.rebuild import write_code_object
+        from ..frontend.loader import load
+        m = fresh_copy(self.k0, self.kernel, blocks)
+        self._n += 1
+        path = os.path.join(self.tmp, f"c{self._n}.co")
+        how = write_code_object(m, path, inputs=(self.spec["k0"],))
+        try:
+            return load(path), how
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    def evaluate(self, task: dict) -> dict:
+        """``task``: ``{"hash", "blocks", "seed"}`` -> result dict (never raises)."""
+        t = {}
+        res = {"hash": task["hash"], "times": t}
+        try:
+            return self._evaluate(task, res, t)
+        except Exception as e:  # a bug in a stage is a failed candidate, never an acceptance
+            res.update(status="internal-error", outcome="unknown", passed=False,
+                       verdict={"status": "internal-error", "message": f"{type(e).__name__}: {e}",
+                                "trace": traceback.format_exc()[-2000:]})
+            return res
+
+    def _evaluate(self, task, res, t) -> dict:
+        from ..errors import AsmevoError
+        from ..verify import verify
+        t0 = time.perf_counter()
+        try:
+            cand, how = self.build(task["blocks"])
+        except AsmevoError as e:
+            t["build"] = time.perf_counter() - t0
+            res.update(status="build-failed", outcome="rejected", passed=False,
+                       verdict={"status": "build-failed", "outcome": "rejected",
+                                "message": str(e)[:2000], "layers": {"build": "fail"}})
+            return res
+        t["build"] = time.perf_counter() - t0
+        res["build"] = how
+        t1 = time.perf_counter()
+        v = verify(self.k0, cand, harness=self.harness, level="all", entry=self.kernel,
+                   trials=self.trials, seed=int(task["seed"]), timeout_ms=self.timeout_ms,
+                   diff_cache=self.diff_cache)
+        t["verify"] = time.perf_counter() - t1
+        passed = v.accepted or (self.require == "tested" and v.status.value == "unknown-unproved")
+        res.update(status=v.status.value, outcome=v.outcome, passed=passed, verdict=v.to_json(),
+                   gate=("proved" if v.accepted else "tested") if passed else None)
+        if len(self.diff_cache) > 64:
+            self.diff_cache.clear()
+        if not passed:
+            return res
+        t2 = time.perf_counter()
+        s = self.scorer.score(cand)
+        t["score"] = time.perf_counter() - t2
+        res.update(cycles=s.cycles, profile_hash=s.profile_hash, windows=s.windows,
+                   bottleneck=s.bottleneck)
+        return res
+
+
+def fresh_copy(k0, kernel: str, blocks):
+    """A deep copy of K0 whose kernel ``kernel`` has ``blocks``; K0 is never modified
+    (the backend's ``prepare`` edits descriptors and metadata in place)."""
+    m = graft(k0, kernel, blocks)
+    new_k = m.kernel(kernel)
+    memo = {id(new_k.blocks): new_k.blocks}
+    return copy.deepcopy(m, memo)
+
+
+# -- process-global context for pool workers --------------------------------------------
+_CTX: GateContext | None = None
+
+
+def init_worker(spec: dict) -> None:
+    global _CTX
+    _CTX = GateContext(spec)
+
+
+def evaluate_in_worker(task: dict) -> dict:
+    return _CTX.evaluate(task)

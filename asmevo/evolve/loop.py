@@ -1,0 +1,497 @@
+"""The driver of ``asmevo evolve``: rounds of proposals, the gate, selection, the store.
+
+Determinism (what makes ``--resume`` after SIGKILL end like an uninterrupted run):
+
+* all randomness of step ``s`` comes from ``Random(sha256(seed, s))``; the differential
+  seed of round ``b`` from ``sha256(seed, "round", b)``;
+* a round of ``batch`` steps is proposed from the state at its start (so the workers can
+  evaluate it in parallel, and the result does not depend on ``--jobs`` or the executor);
+  an operator marked ``synchronous`` (the agent) ends its round;
+* the state (population, bandit, counters) changes only at the end of a round, from the
+  round's steps in step order, and the round is then committed in the store;
+* ``--resume`` replays the committed rounds from the store, then proposes the killed round
+  again: its candidates already stored (same hash, first proposed by the same step) are
+  read back, never evaluated again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shlex
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+
+from ..errors import AsmevoError
+from .bandit import UCB1
+from .candidate import canonical_lines, content_hash, kernel_blocks
+from .operators import NoCandidate, OperatorFailure, Parent, ProposeContext, make_operators
+from .population import Member, Population
+from .store import SCHEMA_VERSION, open_store
+
+
+def derive(seed: int, *parts) -> int:
+    h = hashlib.sha256(json.dumps([seed, *parts]).encode()).digest()
+    return int.from_bytes(h[:8], "little")
+
+
+def file_sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+@dataclass
+class RunResult:
+    exit_status: int
+    run_dir: str
+    stop_reason: str = ""
+    evaluated: int = 0
+    best_hash: str | None = None
+    speedup: float | None = None
+    report: dict = field(default_factory=dict)
+
+
+# -- inputs --------------------------------------------------------------------------
+
+def check_inputs(cfg):
+    """Load K0 and the harness, pick the kernel and check that the harness matches it.
+
+    Returns (k0 module, harness dict, kernel name).  Raises AsmevoError (exit 2).
+    """
+    from ..emu.harness import compare, load_harness, make_inputs, make_launch, reference
+    from ..emu.launch import run_kernel
+    from ..frontend.loader import load
+    if not cfg.kernel_file:
+        raise AsmevoError("no kernel code object given")
+    if not cfg.harness:
+        raise AsmevoError("--harness H.json is required (the loop gates every candidate by "
+                          "differential testing)")
+    if not cfg.out:
+        raise AsmevoError("--out RUN_DIR is required")
+    k0 = load(cfg.kernel_file)
+    if k0.code_object is None:
+        raise AsmevoError("K0 must be a code object (.co/.hsaco): best.co is patched from it",
+                          file=cfg.kernel_file)
+    h = load_harness(cfg.harness, cfg.entry)
+    names = [k.name for k in k0.kernels if k.is_kernel]
+    kernel = cfg.kernel or h.get("kernel")
+    if kernel is None:
+        if len(names) != 1:
+            raise AsmevoError(f"K0 holds {len(names)} kernels ({', '.join(names)}); name one "
+                              "with --kernel", file=cfg.kernel_file)
+        kernel = names[0]
+    if kernel not in names:
+        raise AsmevoError(f"no kernel {kernel!r} in K0 (kernels: {', '.join(names) or 'none'})",
+                          file=cfg.kernel_file)
+    if h.get("kernel") and h["kernel"] != kernel:
+        raise AsmevoError(f"the harness entry {h.get('name')!r} is for kernel {h['kernel']!r}, "
+                          f"not {kernel!r}", file=cfg.harness)
+    inputs = make_inputs(h, 0)
+    try:
+        res = run_kernel(k0, kernel, make_launch(h, inputs))
+    except AsmevoError as e:
+        raise AsmevoError(f"the harness does not match kernel {kernel}: {e.message if hasattr(e, 'message') else e}",
+                          file=cfg.harness) from None
+    except Exception as e:
+        raise AsmevoError(f"the harness does not match kernel {kernel}: K0 does not run on it "
+                          f"({type(e).__name__}: {e})", file=cfg.harness) from None
+    if h.get("reference"):
+        errs = compare(h, res.outputs, reference(h, inputs))
+        if errs:
+            raise AsmevoError(f"the harness does not match kernel {kernel}: K0's outputs differ "
+                              f"from the harness's reference ({errs[0]})", file=cfg.harness)
+    return k0, h, kernel
+
+
+# -- the run -------------------------------------------------------------------------
+
+class Run:
+    def __init__(self, cfg, k0, harness, kernel):
+        self.cfg = cfg
+        self.k0 = k0
+        self.harness = harness
+        self.kernel = kernel
+        self.dir = cfg.out
+        self.t0 = time.time()
+
+    # setup ------------------------------------------------------------------------
+    def open(self):
+        cfg = self.cfg
+        db = os.path.join(self.dir, "lineage.sqlite")
+        exists = os.path.exists(db)
+        if exists and not cfg.resume:
+            raise AsmevoError(f"run directory {self.dir} already holds a run; add --resume to "
+                              "continue it, or choose another --out")
+        if os.path.exists(self.dir) and not os.path.isdir(self.dir):
+            raise AsmevoError(f"--out {self.dir} is not a directory")
+        os.makedirs(self.dir, exist_ok=True)
+        from .score import Scorer
+        self.scorer_id = Scorer(self.kernel, self.harness).identity(self.k0)
+        self.k0_sha = file_sha256(cfg.kernel_file)
+        self.h_sha = hashlib.sha256(json.dumps({k: v for k, v in self.harness.items()
+                                                if not k.startswith("_")}, sort_keys=True)
+                                    .encode()).hexdigest()
+        search = {k: getattr(cfg, k) for k in cfg.SEARCH_KEYS}
+        search["kernel"] = self.kernel
+        self.store = open_store(self.dir)
+        meta = self.store.meta()
+        if meta:
+            self._check_same_run(meta, search)
+        else:
+            self.store.set_meta(schema=str(SCHEMA_VERSION), k0_sha256=self.k0_sha,
+                                kernel=self.kernel, harness_sha256=self.h_sha, config=search,
+                                scorer=self.scorer_id, created=str(time.time()),
+                                k0_path=os.path.abspath(cfg.kernel_file),
+                                harness_path=os.path.abspath(cfg.harness),
+                                entry=cfg.entry or "")
+        from .progress import EventLog
+        self.events = EventLog(self.dir)
+
+    def _check_same_run(self, meta, search):
+        if meta.get("k0_sha256") != self.k0_sha or meta.get("kernel") != self.kernel:
+            raise AsmevoError(f"run directory {self.dir} belongs to another kernel "
+                              f"({meta.get('kernel')}, K0 sha256 {meta.get('k0_sha256', '?')[:12]}); "
+                              "choose another --out")
+        if meta.get("harness_sha256") != self.h_sha:
+            raise AsmevoError(f"run directory {self.dir} was made with another harness")
+        old = json.loads(meta.get("config", "{}"))
+        diff = [k for k in search if k in old and old[k] != search[k]]
+        if diff:
+            raise AsmevoError(f"run directory {self.dir} was made with other search options "
+                              f"({', '.join(f'{k}={old[k]!r}' for k in diff)}); a resumed run "
+                              "must use the same ones")
+        if json.loads(meta.get("scorer", "{}")) != self.scorer_id:
+            raise AsmevoError(f"run directory {self.dir} was scored by another timing model "
+                              f"({meta.get('scorer')}); scores would not compare")
+
+    def spec(self) -> dict:
+        c = self.cfg
+        return {"k0": os.path.abspath(c.kernel_file), "harness": os.path.abspath(c.harness),
+                "entry": c.entry, "kernel": self.kernel, "require": c.require,
+                "trials": c.trials, "z3_timeout_ms": c.z3_timeout_ms}
+
+    # state --------------------------------------------------------------------------
+    def init_state(self):
+        cfg = self.cfg
+        self.ops = make_operators(cfg)
+        self.bandit = UCB1(list(self.ops), cfg.ucb_c, cfg.ucb_window)
+        self.pop = Population(cfg.islands, cfg.island_size, cfg.stagnation, self._load_blocks)
+        self.failures: list[dict] = []      # last failed candidates (for the agent)
+        self.next_step = 0
+        self.next_batch = 0
+        self.op_stats = {n: {"proposed": 0, "evaluated": 0, "passed_gate": 0, "accepted": 0,
+                             "improved": 0, "failed": 0} for n in self.ops}
+
+    def _load_blocks(self, h):
+        import pickle
+        r = self.store.db.execute("SELECT blocks FROM candidates WHERE hash=?", (h,)).fetchone()
+        return pickle.loads(r[0])
+
+    def root(self, executor):
+        k = self.k0.kernel(self.kernel)
+        h = content_hash(k)
+        self.k0_hash = h
+        rec = self.store.candidate(h, blocks=False)
+        if rec is None:
+            res = next(iter(executor.map([{"hash": h, "blocks": kernel_blocks(k),
+                                           "seed": derive(self.cfg.seed, "k0")}])))
+            if not res.get("passed"):
+                raise AsmevoError(f"K0 does not pass its own gate against itself "
+                                  f"({res.get('status')}: {res.get('verdict', {}).get('message')})",
+                                  file=self.cfg.kernel_file)
+            self.store.add_candidate({
+                "hash": h, "parent": None, "step": -1, "island": -1, "operator": "original",
+                "params": {}, "edit": {}, "hypothesis": "K0", "listing": "\n".join(canonical_lines(k)),
+                "blocks": kernel_blocks(k), "status": res["status"], "outcome": res["outcome"],
+                "accepted": 1, "verdict": res["verdict"], "cycles": res["cycles"],
+                "profile_hash": res["profile_hash"], "windows": res["windows"], "times": res["times"]})
+            rec = self.store.candidate(h, blocks=False)
+        self.k0_cycles = rec["cycles"]
+        self.pop.seed(Member(h, rec["cycles"], k.num_instructions(), -1))
+
+    # one step's effect on the state (used live and on replay) -----------------------
+    def apply_step(self, s: dict, cand: dict | None):
+        op = s["operator"]
+        st = self.op_stats.setdefault(op, {"proposed": 0, "evaluated": 0, "passed_gate": 0,
+                                           "accepted": 0, "improved": 0, "failed": 0})
+        st["proposed"] += 1
+        island = s["island"]
+        self.pop.note_chosen(island, s["parent"])
+        reward = 0.0
+        if s["outcome"] == "evaluated" and cand is not None:
+            st["evaluated"] += 1
+            parent_cycles = self._cycles_of(s["parent"])
+            if cand.get("cycles") is not None:
+                st["passed_gate"] += 1
+            if cand["accepted"]:
+                st["accepted"] += 1
+                improved = cand["cycles"] < parent_cycles
+                if improved:
+                    st["improved"] += 1
+                reward = 1.0 if improved else 0.25
+                self.pop.offer(island, Member(cand["hash"], cand["cycles"],
+                                              cand.get("_size") or self._size(cand["hash"]),
+                                              s["step"]))
+            else:
+                self.failures.append({k: cand.get(k) for k in ("hash", "operator", "status",
+                                                               "hypothesis", "step")}
+                                     | {"verdict": _short_verdict(cand.get("verdict"))})
+                self.failures = self.failures[-8:]
+        elif s["outcome"] in ("agent-failure", "operator-error"):
+            st["failed"] += 1
+            self.failures.append({"hash": None, "operator": op, "status": s["outcome"],
+                                  "step": s["step"], "verdict": {"message": s.get("message")}})
+            self.failures = self.failures[-8:]
+        self.bandit.update(op, reward)
+        self.pop.step_done(island)
+
+    def _cycles_of(self, h):
+        r = self.store.db.execute("SELECT cycles FROM candidates WHERE hash=?", (h,)).fetchone()
+        return r[0] if r and r[0] is not None else float("inf")
+
+    def _size(self, h):
+        return sum(len(b.instructions) for b in self.pop.blocks_of(h))
+
+    def replay(self):
+        batches = self.store.committed_batches()
+        steps = {s["step"]: s for s in self.store.steps()}
+        for b in batches:
+            for n in range(b["first_step"], b["first_step"] + b["n_steps"]):
+                s = steps[n]
+                cand = self.store.candidate(s["hash"], blocks=False) if s.get("hash") else None
+                self.apply_step(s, cand)
+            self._end_round(b["batch"])
+            self.next_step = b["first_step"] + b["n_steps"]
+            self.next_batch = b["batch"] + 1
+        self.store.drop_uncommitted_steps(self.next_step)
+        return len(batches)
+
+    def _end_round(self, batch):
+        if (batch + 1) % self.cfg.migration_interval == 0:
+            self.pop.migrate()
+
+    # the agent's view -----------------------------------------------------------------
+    def lineage_summary(self) -> dict:
+        best = self.pop.all_members()[:5]
+        rows = []
+        for m in best:
+            c = self.store.candidate(m.hash, blocks=False)
+            rows.append({"hash": m.hash, "cycles": m.cycles,
+                         "speedup_vs_k0": self.k0_cycles / m.cycles if m.cycles else None,
+                         "operator": c["operator"], "hypothesis": c["hypothesis"],
+                         "edit": c["edit"]})
+        return {"evaluated": self.store.count(), "accepted": sum(
+                    v["accepted"] for v in self.op_stats.values()),
+                "best": rows, "last_failures": list(reversed(self.failures))}
+
+    def profile_rows(self, h):
+        try:
+            from .gate import fresh_copy
+            from .score import Scorer
+            m = fresh_copy(self.k0, self.kernel, self.pop.blocks_of(h))
+            prof = Scorer(self.kernel, self.harness).profile(m)
+            rows = prof.kernel(self.kernel).instructions
+            return [r if isinstance(r, dict) else dict(r.__dict__) for r in rows]
+        except Exception:
+            return []
+
+    # one round ------------------------------------------------------------------------
+    def propose_round(self, budget_left: int):
+        cfg = self.cfg
+        b, first = self.next_batch, self.next_step
+        pending: dict[str, int] = {}
+        steps, tasks, seen = [], [], set()
+        used = 0
+        ctx = ProposeContext(self.k0, self.kernel, self.pop, self.store, cfg, {
+            "k0_hash": self.k0_hash, "k0_cycles": self.k0_cycles, "scorer": self.scorer_id,
+            "lineage_summary": self.lineage_summary, "profile_rows_of": self.profile_rows})
+        for i in range(cfg.batch):
+            step = first + i
+            rng = random.Random(derive(cfg.seed, step))
+            island = step % cfg.islands
+            opname = self.bandit.select(pending)
+            pending[opname] = pending.get(opname, 0) + 1
+            pm = self.pop.select_parent(island, rng)
+            parent = Parent(pm.hash, self.pop.blocks_of(pm.hash), self._windows(pm.hash),
+                            pm.cycles, island)
+            ctx.state["step"] = step
+            s = {"step": step, "batch": b, "island": island, "operator": opname,
+                 "parent": pm.hash, "hash": None, "outcome": None, "message": "", "seconds": 0.0}
+            t = time.perf_counter()
+            prop = None
+            try:
+                prop = self.ops[opname].propose(parent, rng, ctx)
+            except NoCandidate as e:
+                s["outcome"], s["message"] = "no-candidate", str(e)[:500]
+            except OperatorFailure as e:
+                s["outcome"], s["message"] = "agent-failure" if opname == "agent" else \
+                    "operator-error", str(e)[:2000]
+            except Exception as e:  # an operator bug: recorded, the loop goes on
+                s["outcome"], s["message"] = "operator-error", f"{type(e).__name__}: {e}"[:2000]
+            s["seconds"] = time.perf_counter() - t
+            if prop is not None:
+                from ..ir.module import Kernel
+                kk = Kernel(self.kernel, prop.blocks)
+                h = content_hash(kk)
+                s["hash"] = h
+                old = self.store.candidate(h, blocks=False)
+                if h in seen or (old is not None and old["step"] != step):
+                    s["outcome"] = "duplicate"
+                elif used >= budget_left:
+                    s["outcome"], s["hash"] = "over-budget", None
+                elif old is not None:          # stored by this very step before a kill
+                    s["outcome"] = "evaluated"
+                    used += 1
+                else:
+                    s["outcome"] = "evaluated"
+                    used += 1
+                    rec = {"hash": h, "parent": pm.hash, "step": step, "island": island,
+                           "operator": opname, "params": prop.params, "edit": prop.edit,
+                           "hypothesis": prop.hypothesis, "listing": "\n".join(canonical_lines(kk)),
+                           "blocks": kernel_blocks(kk)}
+                    tasks.append((s, rec))
+                seen.add(h)
+            steps.append(s)
+            if self.ops[opname].synchronous:
+                break
+        return b, first, steps, tasks
+
+    def _windows(self, h):
+        r = self.store.db.execute("SELECT windows FROM candidates WHERE hash=?", (h,)).fetchone()
+        return json.loads(r[0]) if r and r[0] else []
+
+    def run_round(self, executor, budget_left, on_candidate):
+        b, first, steps, tasks = self.propose_round(budget_left)
+        seed = derive(self.cfg.seed, "round", b)
+        work = [{"hash": rec["hash"], "blocks": rec["blocks"], "seed": seed} for _, rec in tasks]
+        for (s, rec), res in zip(tasks, executor.map(work)):
+            parent_cycles = self._cycles_of(rec["parent"])
+            rec.update(status=res["status"], outcome=res["outcome"], verdict=res["verdict"],
+                       times=res["times"], cycles=res.get("cycles"),
+                       profile_hash=res.get("profile_hash"), windows=res.get("windows"))
+            acc = bool(res.get("passed")) and res.get("cycles") is not None
+            if acc and res["cycles"] > parent_cycles:
+                acc = False
+                rec["status"], rec["outcome"] = "rejected-slower", "rejected"
+                rec["verdict"] = dict(res["verdict"], timing={
+                    "cycles": res["cycles"], "parent_cycles": parent_cycles,
+                    "message": f"slower than its parent: {res['cycles']:.0f} > "
+                               f"{parent_cycles:.0f} estimated cycles"})
+            rec["accepted"] = int(acc)
+            self.store.add_candidate(rec)   # kept as soon as it is evaluated
+            on_candidate(s, rec)
+        for s in steps:
+            self.store.add_step(s)
+        for s in steps:
+            cand = self.store.candidate(s["hash"], blocks=False) if s["outcome"] == "evaluated" else None
+            self.apply_step(s, cand)
+        self._end_round(b)
+        self.store.commit_batch(b, first, len(steps))
+        self.next_step = first + len(steps)
+        self.next_batch = b + 1
+        return steps
+
+
+def _short_verdict(v):
+    if not isinstance(v, dict):
+        return v
+    out = {k: v.get(k) for k in ("status", "message", "layers") if k in v}
+    ev = []
+    for e in (v.get("evidence") or [])[:3]:
+        ev.append({k: e.get(k) for k in ("layer", "kind", "message")} |
+                  {"data": _trim(e.get("data"))})
+    out["evidence"] = ev
+    if "timing" in v:
+        out["timing"] = v["timing"]
+    return out
+
+
+def _trim(x, n=1500):
+    s = json.dumps(x, default=str)
+    return x if len(s) <= n else json.loads(json.dumps(s[:n]))
+
+
+def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
+    """Run (or resume) the loop described by ``cfg``; writes the run directory.
+
+    Raises:
+        AsmevoError: bad input (exit 2).
+    """
+    from .executor import make_executor
+    from .progress import Progress
+    from .report import finalize
+    if cfg.agent:
+        from .agent import check_agent_command
+        check_agent_command(cfg.agent)
+    k0, h, kernel = check_inputs(cfg)
+    run = Run(cfg, k0, h, kernel)
+    run.open()
+    run.init_state()
+    executor = make_executor(cfg, run.spec())
+    prog = None
+    stop = "budget"
+    try:
+        run.root(executor)
+        replayed = run.replay()
+        run.events.emit("resume" if replayed else "start", kernel=kernel, seed=cfg.seed,
+                        budget=cfg.budget, replayed_rounds=replayed, operators=cfg.operators)
+        prog = Progress(cfg.budget, cfg.quiet)
+        t_start = time.time()
+        n_start = run.store.count()
+
+        def on_candidate(s, rec):
+            run.events.emit("candidate", step=s["step"], hash=rec["hash"], operator=rec["operator"],
+                            status=rec["status"], cycles=rec.get("cycles"),
+                            accepted=rec["accepted"], seconds=rec.get("times"))
+            n = run.store.count()
+            rate = (n - n_start) / max(1e-9, (time.time() - t_start) / 60)
+            best = min(run.pop.best.cycles, rec["cycles"] if rec["accepted"] else float("inf"))
+            prog.update(n, sum(v["accepted"] for v in run.op_stats.values()) + rec["accepted"],
+                        run.k0_cycles / best if best else 1.0, rate)
+
+        while True:
+            n = run.store.count_before(run.next_step)
+            if n >= cfg.budget:
+                stop = "budget"
+                break
+            if cfg.time is not None and time.time() - run.t0 >= cfg.time:
+                stop = "time"
+                break
+            if run.next_step >= cfg.budget * cfg.max_steps_factor:
+                stop = "steps"
+                break
+            if cfg.target_speedup and run.k0_cycles / run.pop.best.cycles >= cfg.target_speedup:
+                stop = "target"
+                break
+            best_before = run.pop.best.hash
+            run.run_round(executor, cfg.budget - n, on_candidate)
+            if run.pop.best.hash != best_before:
+                run.events.emit("best", hash=run.pop.best.hash, cycles=run.pop.best.cycles,
+                                speedup=run.k0_cycles / run.pop.best.cycles)
+        run.events.emit("stop", reason=stop, evaluated=run.store.count())
+        if prog:
+            prog.close()
+        report = finalize(run, elapsed=time.time() - run.t0, stop_reason=stop,
+                          rate=(run.store.count() - n_start) / max(1e-9, (time.time() - t_start) / 60))
+        return RunResult(0, cfg.out, stop, run.store.count(), report.get("winner", {}).get("hash"),
+                         report.get("speedup_estimated"), report)
+    except KeyboardInterrupt:
+        if prog:
+            prog.close()
+        run.events.emit("interrupted", evaluated=run.store.count())
+        argv = " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""
+        if "--resume" not in argv:
+            argv += " --resume"
+        print(f"\ninterrupted: {run.store.count()} candidates kept in {cfg.out}/lineage.sqlite\n"
+              f"resume with: asmevo {argv.strip()}", file=sys.stderr)
+        return RunResult(130, cfg.out, "interrupted", run.store.count())
+    finally:
+        if prog:
+            prog.close()
+        executor.close()
+        run.events.close()
+        run.store.close()

@@ -1,0 +1,244 @@
+"""The end of a run: the final check of the winner, then best.co, best.s, best.diff,
+report.json, report.md and trajectory.png (every file written to a temporary name and
+renamed).
+
+Final check: candidates that entered the population are tried best first
+(``(cycles, instructions, step, hash)``); each is built again, verified against K0 at level
+``all`` (the strictest the harness allows) with ``final_trials`` trials on new seeds, and
+run against the harness's numpy reference.  The first that passes is the winner; a
+candidate that fails is recorded as dropped and the next is tried.  K0 itself is the last
+resort (speed-up 1.0): a run never ends slower than K0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from ..fileio import write_output
+from .candidate import unified_diff
+from .loop import derive
+
+REPORT_SCHEMA = "asmevo.evolve.report/1"
+
+
+def _ranked(run) -> list[dict]:
+    rows = run.store.candidates(accepted_only=True)
+    sizes = {}
+    for r in rows:
+        sizes[r["hash"]] = sum(len(b.instructions) for b in run._load_blocks(r["hash"]))
+    return sorted(rows, key=lambda r: (r["cycles"], sizes[r["hash"]], r["step"], r["hash"]))
+
+
+def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
+    """Build ``rec`` at ``path``, verify it against K0 with new seeds and more trials, and
+    compare its outputs with the reference.  (passed, receipt, build kind, loaded module)."""
+    from ..emu.harness import compare, make_inputs, make_launch, reference
+    from ..emu.launch import run_kernel
+    from ..backend.rebuild import write_code_object
+    from ..frontend.loader import load
+    from ..verify import verify
+    from .gate import fresh_copy
+    cfg = run.cfg
+    m = fresh_copy(run.k0, run.kernel, run._load_blocks(rec["hash"]))
+    how = write_code_object(m, path, inputs=(cfg.kernel_file,))
+    cand = load(path)
+    seed = derive(cfg.seed, "final", rec["hash"]) % (1 << 31)
+    v = verify(run.k0, cand, harness=run.harness, level="all", entry=run.kernel,
+               trials=cfg.final_trials, seed=seed, timeout_ms=max(cfg.z3_timeout_ms, 10000))
+    passed = v.accepted or (cfg.require == "tested" and v.status.value == "unknown-unproved")
+    receipt = {"verdict": v.to_json(), "trials": cfg.final_trials, "seed": seed, "level": "all",
+               "require": cfg.require}
+    if passed and run.harness.get("reference"):
+        inputs = make_inputs(run.harness, seed + 1)
+        res = run_kernel(cand, run.kernel, make_launch(run.harness, inputs))
+        errs = compare(run.harness, res.outputs, reference(run.harness, inputs))
+        receipt["reference"] = {"seed": seed + 1, "match": not errs, "errors": errs[:5]}
+        passed = not errs
+    elif passed:
+        receipt["reference"] = {"match": None, "note": "the harness has no reference"}
+    return passed, receipt, how, cand
+
+
+def lineage_chain(run, h: str) -> list[dict]:
+    """The accepted edits from K0 to ``h``, oldest first."""
+    chain = []
+    while h:
+        r = run.store.candidate(h, blocks=False)
+        if r is None or r["step"] < 0:
+            break
+        chain.append(r)
+        h = r["parent"]
+    return list(reversed(chain))
+
+
+def finalize(run, *, elapsed: float, stop_reason: str, rate: float) -> dict:
+    from ..ir.module import Kernel
+    from ..ir.printer import print_module
+    cfg = run.cfg
+    d = run.dir
+    tmp = os.path.join(d, ".final-candidate.co")
+    dropped, winner, receipt, how, cand = [], None, None, None, None
+    for rec in _ranked(run):
+        ok, rcp, hw, cm = final_check(run, rec, tmp)
+        run.events.emit("final", hash=rec["hash"], passed=ok, status=rcp["verdict"]["status"])
+        if ok:
+            winner, receipt, how, cand = rec, rcp, hw, cm
+            break
+        dropped.append({"hash": rec["hash"], "cycles": rec["cycles"], "receipt": rcp})
+    if winner is None:   # cannot happen: K0 passes against itself; kept as a guard
+        raise RuntimeError("no candidate, not even K0, passed the final check")
+    os.replace(tmp, os.path.join(d, "best.co"))
+    k0k = run.k0.kernel(run.kernel)
+    wk = Kernel(run.kernel, run._load_blocks(winner["hash"]))
+    write_output(os.path.join(d, "best.s"), print_module(cand), inputs=(cfg.kernel_file,))
+    write_output(os.path.join(d, "best.diff"), unified_diff(k0k, wk, "K0", "best"),
+                 inputs=(cfg.kernel_file,))
+    rep = build_report(run, winner, receipt, how, dropped, elapsed, stop_reason, rate)
+    write_output(os.path.join(d, "report.json"), json.dumps(rep, indent=2, default=str) + "\n")
+    write_output(os.path.join(d, "report.md"), report_md(rep))
+    try:
+        trajectory_png(run, os.path.join(d, "trajectory.png"))
+    except Exception as e:  # the plot is a convenience; the report says why it is missing
+        rep["trajectory_error"] = str(e)
+    return rep
+
+
+def build_report(run, winner, receipt, how, dropped, elapsed, stop_reason, rate) -> dict:
+    cfg = run.cfg
+    from .candidate import changed_windows
+    from ..ir.module import Kernel
+    chain = []
+    prev_cycles = run.k0_cycles
+    prev_blocks = run.k0.kernel(run.kernel).blocks
+    for r in lineage_chain(run, winner["hash"]):
+        blocks = run._load_blocks(r["hash"])
+        parent_blocks = run._load_blocks(r["parent"]) if r["parent"] else prev_blocks
+        pc = run._cycles_of(r["parent"]) if r["parent"] else prev_cycles
+        chain.append({"hash": r["hash"], "step": r["step"], "operator": r["operator"],
+                      "params": r["params"], "edit": r["edit"], "hypothesis": r["hypothesis"],
+                      "windows": changed_windows(Kernel(run.kernel, parent_blocks),
+                                                 Kernel(run.kernel, blocks)),
+                      "cycles_before": pc, "cycles_after": r["cycles"],
+                      "receipt": {"status": r["status"], "layers": (r["verdict"] or {}).get("layers")}})
+    ops = {}
+    for n, st in run.op_stats.items():
+        ops[n] = dict(st, acceptance_rate=(st["accepted"] / st["proposed"]) if st["proposed"] else None)
+    steps = run.store.steps()
+    outcomes = {}
+    for s in steps:
+        outcomes[s["outcome"]] = outcomes.get(s["outcome"], 0) + 1
+    statuses = {}
+    for c in run.store.candidates():
+        if c["step"] >= 0:
+            statuses[c["status"]] = statuses.get(c["status"], 0) + 1
+    speedup = run.k0_cycles / winner["cycles"] if winner["cycles"] else 1.0
+    return {
+        "schema": REPORT_SCHEMA,
+        "kernel": run.kernel, "k0": os.path.abspath(cfg.kernel_file), "k0_sha256": run.k0_sha,
+        "harness": os.path.abspath(cfg.harness), "entry": cfg.entry,
+        "timing_model": run.scorer_id,
+        "estimated": True,
+        "k0_cycles": run.k0_cycles, "best_cycles": winner["cycles"],
+        "speedup_estimated": speedup,
+        "winner": {"hash": winner["hash"], "step": winner["step"], "operator": winner["operator"],
+                   "is_k0": winner["step"] < 0, "best_co": how},
+        "final_check": receipt, "dropped": dropped,
+        "edits": chain,
+        "operators": ops,
+        "steps": len(steps), "step_outcomes": outcomes, "candidate_statuses": statuses,
+        "evaluated": run.store.count(), "stop_reason": stop_reason,
+        "elapsed_seconds": elapsed, "candidates_per_minute": rate,
+        "restarts": run.pop.restarts,
+        "config": {k: v for k, v in cfg.to_json().items()},
+        "created": time.time(),
+    }
+
+
+def report_md(rep: dict) -> str:
+    L = [f"# asmevo evolve: {rep['kernel']}", ""]
+    tm = rep["timing_model"]
+    L.append(f"**Estimated speed-up: {rep['speedup_estimated']:.3f}x** "
+             f"({rep['k0_cycles']:.0f} -> {rep['best_cycles']:.0f} cycles; an estimate of the "
+             f"timing model {tm.get('name')} {tm.get('version')}, not a measurement).")
+    L.append("")
+    w = rep["winner"]
+    L.append(f"Winner: `{w['hash'][:16]}` (step {w['step']}, operator {w['operator']}"
+             f"{', K0 itself: no faster candidate passed' if w['is_k0'] else ''}); "
+             f"best.co was {w['best_co']}.")
+    fc = rep["final_check"]
+    L.append(f"Final check: `{fc['verdict']['status']}` at level {fc['level']} with "
+             f"{fc['trials']} trials (seed {fc['seed']}); reference: "
+             f"{fc.get('reference', {}).get('match')}.")
+    if rep["dropped"]:
+        L.append(f"Dropped by the final check: {len(rep['dropped'])} candidate(s): " +
+                 ", ".join(f"`{x['hash'][:12]}` ({x['receipt']['verdict']['status']})"
+                           for x in rep["dropped"]))
+    L += ["", f"Stopped on: {rep['stop_reason']}; {rep['evaluated']} distinct candidates in "
+          f"{rep['steps']} steps, {rep['elapsed_seconds']:.0f} s "
+          f"({rep['candidates_per_minute']:.1f} candidates/min); island restarts: {rep['restarts']}.", ""]
+    L += ["## Accepted edits from K0 to the winner", ""]
+    if not rep["edits"]:
+        L.append("None: the winner is K0.")
+    for i, e in enumerate(rep["edits"], 1):
+        wins = ", ".join(f"{x['block']}[{x['start']}:{x['end']}]" for x in e["windows"]) or "-"
+        L.append(f"{i}. step {e['step']}, **{e['operator']}** {json.dumps(e['params'])}: "
+                 f"{e['cycles_before']:.0f} -> {e['cycles_after']:.0f} cycles; windows {wins}; "
+                 f"receipt `{e['receipt']['status']}`.  ")
+        if e["hypothesis"]:
+            L.append(f"   Hypothesis: {e['hypothesis']}")
+    L += ["", "## Operators", "", "| operator | proposed | evaluated | passed gate | accepted | "
+          "improved | failed | acceptance |", "|---|---|---|---|---|---|---|---|"]
+    for n, s in rep["operators"].items():
+        ar = "-" if s["acceptance_rate"] is None else f"{100 * s['acceptance_rate']:.0f}%"
+        L.append(f"| {n} | {s['proposed']} | {s['evaluated']} | {s['passed_gate']} | "
+                 f"{s['accepted']} | {s['improved']} | {s['failed']} | {ar} |")
+    L += ["", "## Outcomes", "", "Steps: " + ", ".join(f"{k} {v}" for k, v in
+                                                      sorted(rep["step_outcomes"].items())),
+          "", "Candidates: " + ", ".join(f"{k} {v}" for k, v in
+                                         sorted(rep["candidate_statuses"].items())), "",
+          "Files: best.co, best.s, best.diff (against K0, stable block names), report.json, "
+          "trajectory.png, lineage.sqlite, events.jsonl.", ""]
+    return "\n".join(L)
+
+
+def trajectory_png(run, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = [c for c in run.store.candidates() if c["step"] >= 0]
+    rows.sort(key=lambda c: (c["step"], c["hash"]))
+    k0c = run.k0_cycles
+    xs_a, ys_a, xs_s, ys_s, xs_r = [], [], [], [], []
+    best, bx, by = 1.0, [0], [1.0]
+    for i, c in enumerate(rows, 1):
+        sp = k0c / c["cycles"] if c.get("cycles") else None
+        if c["accepted"]:
+            xs_a.append(i)
+            ys_a.append(sp)
+            best = max(best, sp)
+        elif sp is not None:
+            xs_s.append(i)
+            ys_s.append(sp)
+        else:
+            xs_r.append(i)
+        bx.append(i)
+        by.append(best)
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    ax.step(bx, by, where="post", color="C3", lw=2, label="running best")
+    ax.scatter(xs_a, ys_a, s=14, color="C0", label="accepted", zorder=3)
+    ax.scatter(xs_s, ys_s, s=14, color="C1", marker="v", label="rejected: slower")
+    lo = min([1.0] + ys_a + ys_s) - 0.02
+    ax.scatter(xs_r, [lo] * len(xs_r), s=10, color="0.6", marker="x",
+               label="rejected by the verifier")
+    ax.set_xlabel("candidates evaluated")
+    ax.set_ylabel("estimated speed-up over K0")
+    ax.set_title(f"asmevo evolve: {run.kernel} (timing-model estimate)")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp)
+    plt.close(fig)
+    os.replace(tmp, path)
