@@ -97,8 +97,9 @@ def read_att_stats(csv_path: str, module, *, clock_mhz: float = 2100.0,
         lists[k.name] = list(k.instructions())
         base = k.address
         for i, inst in enumerate(lists[k.name]):
-            a = inst.address if inst.address is not None else (
-                base + pcs[k.name][i] if base is not None else None)
+            # the address in the code object; a text module's instructions have none: then
+            # the kernel's base (or 0) plus the byte offset
+            a = inst.address if inst.address is not None else (base or 0) + pcs[k.name][i]
             if a is not None:
                 where[a] = (k, i)
                 ops[a] = inst.opcode

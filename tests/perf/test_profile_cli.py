@@ -1,0 +1,132 @@
+"""``asmevo profile``: text and JSON outputs (schema), estimates labelled, bad input exit 2."""
+
+import json
+import pathlib
+
+import pytest
+
+from asmevo.cli import main
+
+SCHEMA = pathlib.Path(__file__).resolve().parents[2] / "asmevo" / "perf" / "profile.schema.json"
+
+K = """\t.text
+\t.globl\tk
+\t.type\tk,@function
+k:
+\ts_load_dwordx2 s[4:5], s[0:1], 0x0
+\ts_waitcnt lgkmcnt(0)
+\tglobal_load_dword v1, v[2:3], off
+\ts_waitcnt vmcnt(0)
+\tv_add_f32_e32 v4, v1, v1
+\tglobal_store_dword v[2:3], v4, off
+\ts_endpgm
+.Le:
+\t.size\tk, .Le-k
+"""
+
+
+def validate(doc: dict) -> None:
+    """jsonschema when installed; otherwise the schema's required keys and types by hand."""
+    schema = json.loads(SCHEMA.read_text())
+    try:
+        import jsonschema
+    except ImportError:
+        jsonschema = None
+    if jsonschema is not None:
+        jsonschema.validate(doc, schema)
+        return
+    for key in schema["required"]:
+        assert key in doc, key
+    kdef = schema["$defs"]["kernel"]
+    for kp in doc["kernels"].values():
+        for key in kdef["required"]:
+            assert key in kp, key
+        assert kp["bottleneck"] in schema["$defs"]["bottleneck"]["enum"]
+        for r in kp["instructions"]:
+            for key in schema["$defs"]["instruction"]["required"]:
+                assert key in r, key
+        for w in kp["windows"]:
+            for key in schema["$defs"]["window"]["required"]:
+                assert key in w, key
+
+
+@pytest.fixture
+def ks(tmp_path):
+    p = tmp_path / "k.s"
+    p.write_text(K)
+    return str(p)
+
+
+def test_text_output_says_estimate(ks, capsys):
+    assert main(["profile", ks, "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "estimate of model asmevo-static" in out
+    assert "every figure below is an estimate" in out
+    assert "cycles (estimated):" in out and " us at 2100 MHz" in out
+    assert "occupancy: 8 waves/SIMD" in out and "bottleneck (estimated):" in out
+    assert "hot windows (estimated share" in out
+    assert "s_waitcnt vmcnt(0)" not in out  # no listing without --annotate
+
+
+def test_annotate_lists_every_instruction(ks, capsys):
+    assert main(["profile", ks, "--annotate"]) == 0
+    out = capsys.readouterr().out
+    listing = [ln for ln in out.splitlines() if " | " in ln or "|" in ln[:12]]
+    assert len(listing) == 7
+    wait = next(ln for ln in listing if "s_waitcnt vmcnt(0)" in ln)
+    assert "vmcnt" in wait.split(":")[0]
+
+
+def test_json_validates(ks, capsys):
+    assert main(["profile", ks, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    validate(doc)
+    assert doc["estimated"] is True and doc["model"]["name"] == "asmevo-static"
+    kp = doc["kernels"]["k"]
+    assert [r["index"] for r in kp["instructions"]] == list(range(7))
+    assert kp["windows"][0]["share"] > 0
+
+
+def test_machine_file(ks, tmp_path, capsys):
+    f = tmp_path / "m.toml"
+    f.write_text('name = "MI325X-ish"\nclock_mhz = 2400\n')
+    assert main(["profile", ks, "--machine", str(f), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["machine"] == "MI325X-ish" and doc["clock_mhz"] == 2400
+    kp = doc["kernels"]["k"]
+    assert kp["microseconds"] == pytest.approx(kp["cycles"] / 2400)
+
+
+@pytest.mark.parametrize("extra, msg", [
+    (["--top", "-1"], "--top"),
+    (["--kernel", "nope"], "no kernel 'nope'"),
+    (["--entry", "x"], "--entry needs --harness"),
+    (["--harness", "/nonexistent.json"], "nonexistent"),
+])
+def test_bad_input_exit_2(ks, capsys, extra, msg):
+    assert main(["profile", ks, *extra]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err
+
+
+def test_bad_files_exit_2(tmp_path, ks, capsys):
+    assert main(["profile", str(tmp_path / "missing.co")]) == 2
+    bad = tmp_path / "m.toml"
+    bad.write_text("latency = [")
+    assert main(["profile", ks, "--machine", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "m.toml" in err and "Traceback" not in err
+
+
+@pytest.mark.corpus
+def test_harness_and_static_flag(corpus_dir, capsys):
+    co = str(corpus_dir / "vadd_f32.co")
+    man = str(corpus_dir / "manifest.json")
+    assert main(["profile", co, "--harness", man, "--entry", "vadd_f32", "--json"]) == 0
+    dyn = json.loads(capsys.readouterr().out)
+    validate(dyn)
+    assert dyn["estimated"] is True
+    assert main(["profile", co, "--harness", man, "--entry", "vadd_f32", "--static", "--json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    validate(st)
+    assert st["source"] == "model-static" and "launch" in st["kernels"]["vadd_f32"]["extra"]["basis"]
