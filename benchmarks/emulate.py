@@ -1,15 +1,26 @@
-"""Emulator throughput: lane-instructions per second on the largest corpus kernels.
+"""Emulator throughput: lane- and wave-instructions per second, against a reference build.
 
-Usage: python benchmarks/emulate.py [--top N] [--repeat R] [--corpus DIR]
+Usage: python benchmarks/emulate.py [--kernels A,B,...] [--repeat R] [--ref DIR] [--modes]
+                                    [--corpus DIR]
 
-"Largest" = most wave-instructions executed on the manifest launch (all corpus
-entries are run once to rank them; the top N are then timed R times in each
-mode, alternating, and the median time is reported).  Modes: one wave at a
-time ("1-wave", asmevo.emu.launch.LOCKSTEP = False) and lockstep waves
-("lockstep", the default).  A lane-instruction is one wave64 instruction issue
-x 64 lanes.  The machine may be shared: compare the two columns of one run.
-Kernel loading (disassembly) and closure compilation are excluded from the
-timing; the numbers include launch setup (kernarg, wave initialisation).
+A *lane-instruction* is one executed instruction times the lanes active when it issued
+(popcount(EXEC), scalar instructions included); a *wave-instruction* is one instruction
+issued by one wave.  Both counts come from this checkout's emulator (the reference may
+count lanes differently): the same work is divided by each build's time.
+
+``--ref DIR`` (default ``$ASMEVO_REF``): the root of another copy of asmevo (e.g. the
+previous commit: ``mkdir /tmp/asmevo_ref && git archive HEAD~1 asmevo isa_specs | tar -x -C
+/tmp/asmevo_ref``).  Each build runs in its own worker process; runs alternate between the
+two after a warm-up, and each figure is the median of R runs, so both columns of a row
+see the same machine load.  ``--modes`` adds one-wave-at-a-time mode (``LOCKSTEP =
+False``) of this checkout as a third column.
+
+Kernels: corpus entries (their manifest launch and inputs, seed 0).  The default set
+covers the kinds of work of issue 16: an elementwise FMA-like kernel (vadd_f32), LDS-tree
+reductions with barriers (row_sum, row_max, softmax_row, layernorm, scan_inclusive_i32),
+LDS tiles with ds_read2 (sgemm_tiled -O3), a long dependent FMA loop (sgemm_tiled_O0),
+cross-lane (wave_reduce_dpp), atomics (histogram_atomic).  Timing covers ``run_kernel``
+(launch set-up included); loading and closure compilation happen in the warm-up.
 """
 
 from __future__ import annotations
@@ -18,75 +29,128 @@ import argparse
 import json
 import os
 import pathlib
+import statistics
+import subprocess
 import sys
-import time
-import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import statistics  # noqa: E402
-
-from asmevo.emu import harness as H  # noqa: E402
-from asmevo.emu import launch as L  # noqa: E402
-from asmevo.emu import run_kernel  # noqa: E402
-from asmevo.emu.executor import Program  # noqa: E402
-from asmevo.frontend.loader import load  # noqa: E402
+DEFAULT = ("vadd_f32,row_sum,row_max,softmax_row,layernorm,scan_inclusive_i32,transpose_lds,"
+           "sgemm_tiled,sgemm_tiled_O0,wave_reduce_dpp,histogram_atomic,conv2d_3x3,matvec")
 
 
-def entries(corpus: pathlib.Path):
-    for sub in ("", "triton"):
-        p = corpus / sub / "manifest.json"
-        if p.is_file():
-            for e in json.load(open(p)):
-                yield str(p), e["name"]
+def worker(root: str, corpus: str) -> None:
+    """Serve ``run NAME LOCKSTEP`` lines: print ``seconds instructions lanes`` (lanes -1
+    when this build does not count them honestly)."""
+    sys.path.insert(0, root)
+    import time
+    import warnings
+    warnings.simplefilter("ignore")
+    from asmevo.emu import harness as H
+    from asmevo.emu import launch as L
+    from asmevo.emu import run_kernel
+    from asmevo.frontend.loader import load
+    cache = {}
+    man = os.path.join(corpus, "manifest.json")
+    honest = "popcount" in (L.RunResult.__doc__ or "")
+    for line in sys.stdin:
+        _, name, ls = line.split()
+        if name not in cache:
+            h = H.load_harness(man, name)
+            m = load(os.path.join(h["_dir"], h["code_object"]))
+            cache[name] = (h, m, H.make_inputs(h, 0))
+        h, m, inputs = cache[name]
+        L.LOCKSTEP = ls == "1"
+        launch = H.make_launch(h, inputs)
+        t0 = time.perf_counter()
+        r = run_kernel(m, h["kernel"], launch)
+        dt = time.perf_counter() - t0
+        L.LOCKSTEP = True
+        print(dt, r.instructions, r.lane_instructions if honest else -1, flush=True)
+
+
+class Worker:
+    def __init__(self, root, corpus):
+        self.p = subprocess.Popen([sys.executable, __file__, "--worker", str(root), "--corpus",
+                                   str(corpus)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+
+    def run(self, name, lockstep=True):
+        self.p.stdin.write(f"run {name} {int(lockstep)}\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError(f"worker failed on {name}")
+        t, n, ln = line.split()
+        return float(t), int(n), int(ln)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--top", type=int, default=3)
+    ap.add_argument("--kernels", default=DEFAULT)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--corpus", default=os.environ.get("ASMEVO_CORPUS", str(ROOT.parent / "shared" / "corpus")))
+    ap.add_argument("--ref", default=os.environ.get("ASMEVO_REF"))
+    ap.add_argument("--modes", action="store_true")
+    ap.add_argument("--corpus", default=os.environ.get("ASMEVO_CORPUS",
+                                                       str(ROOT.parent / "shared" / "corpus")))
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    warnings.simplefilter("ignore")
+    if args.worker:
+        worker(args.worker, args.corpus)
+        return 0
     corpus = pathlib.Path(args.corpus)
     if not (corpus / "manifest.json").is_file():
         print(f"no corpus at {corpus}", file=sys.stderr)
         return 2
-    ranked = []
-    for manifest, name in entries(corpus):
-        h = H.load_harness(manifest, name)
-        m = load(os.path.join(h["_dir"], h["code_object"]))
-        inputs = H.make_inputs(h, 0)
-        r = run_kernel(m, h["kernel"], H.make_launch(h, inputs))
-        ranked.append((r.instructions, name, h, m, inputs))
-    ranked.sort(key=lambda t: -t[0])
-    print(f"{'kernel':22s} {'waves':>6s} {'wave-inst':>10s} {'1-wave s':>9s} {'M l-i/s':>8s} "
-          f"{'lockstep s':>10s} {'M l-i/s':>8s} {'speedup':>7s}")
-    tot = {False: 0.0, True: 0.0}
-    total_li = 0
-    for n, name, h, m, inputs in ranked[:args.top]:
-        times = {False: [], True: []}
-        for _ in range(args.repeat):
-            for mode in (False, True):
-                L.LOCKSTEP = mode
-                launch = H.make_launch(h, inputs)
-                t0 = time.perf_counter()
-                r = run_kernel(m, h["kernel"], launch)
-                times[mode].append(time.perf_counter() - t0)
-        L.LOCKSTEP = True
-        med = {k: statistics.median(v) for k, v in times.items()}
-        li = r.lane_instructions
-        total_li += li
-        for k in tot:
-            tot[k] += med[k]
-        print(f"{name:22s} {r.waves:6d} {r.instructions:10d} {med[False]:9.3f} "
-              f"{li / med[False] / 1e6:8.2f} {med[True]:10.3f} {li / med[True] / 1e6:8.2f} "
-              f"{med[False] / med[True]:7.2f}")
-    print(f"{'(top ' + str(args.top) + ' combined)':22s} {'':6s} {'':10s} {tot[False]:9.3f} "
-          f"{total_li / tot[False] / 1e6:8.2f} {tot[True]:10.3f} {total_li / tot[True] / 1e6:8.2f} "
-          f"{tot[False] / tot[True]:7.2f}")
-    _ = Program
+    names = [n for n in args.kernels.split(",") if n]
+    known = {e["name"] for e in json.load(open(corpus / "manifest.json"))}
+    names = [n for n in names if n in known]
+    cols = [("new", Worker(ROOT, corpus), True)]
+    if args.ref:
+        cols.append(("ref", Worker(args.ref, corpus), True))
+    if args.modes:
+        cols.append(("1-wave", cols[0][1], False))
+    head = f"{'kernel':20s} {'wave-inst':>9s} {'lane-inst':>10s} {'lanes/inst':>10s}"
+    for c, _, _ in cols:
+        head += f" | {c + ' ms':>9s} {'M lane/s':>8s} {'M wave/s':>8s}"
+    if len(cols) > 1:
+        head += " | " + " ".join(f"{'new/' + c:>9s}" for c, _, _ in cols[1:])
+    print(head)
+    tot = {c: 0.0 for c, _, _ in cols}
+    tot_ln = tot_n = 0
+    for name in names:
+        times = {c: [] for c, _, _ in cols}
+        n = ln = None
+        for rep in range(args.repeat + 1):          # the first round is the warm-up
+            order = cols if rep % 2 == 0 else cols[::-1]
+            for c, w, ls in order:
+                t, n_, ln_ = w.run(name, ls)
+                if c == "new":
+                    n, ln = n_, ln_
+                if rep:
+                    times[c].append(t)
+        med = {c: statistics.median(v) for c, v in times.items()}
+        tot_ln += ln
+        tot_n += n
+        row = f"{name:20s} {n:9d} {ln:10d} {ln / n:10.1f}"
+        for c, _, _ in cols:
+            tot[c] += med[c]
+            row += f" | {med[c] * 1e3:9.2f} {ln / med[c] / 1e6:8.2f} {n / med[c] / 1e6:8.3f}"
+        if len(cols) > 1:
+            row += " | " + " ".join(f"{med[c] / med['new']:9.2f}" for c, _, _ in cols[1:])
+        print(row, flush=True)
+    row = f"{'(all, summed)':20s} {tot_n:9d} {tot_ln:10d} {tot_ln / tot_n:10.1f}"
+    for c, _, _ in cols:
+        row += f" | {tot[c] * 1e3:9.2f} {tot_ln / tot[c] / 1e6:8.2f} {tot_n / tot[c] / 1e6:8.3f}"
+    if len(cols) > 1:
+        row += " | " + " ".join(f"{tot[c] / tot['new']:9.2f}" for c, _, _ in cols[1:])
+    print(row)
+    for _, w, _ in cols:
+        if w.p.poll() is None:
+            w.close()
     return 0
 
 

@@ -567,6 +567,7 @@ def compile_vopc(inst, spec, ctx, nxt):
         if cmpx:
             wv.set_exec(res)
         return nxt
+    run.vopc = (fn, r0, r1)     # for asmevo.emu.lockstep: the comparison of W waves at once
     return run
 
 
@@ -2313,7 +2314,7 @@ class Program:
         if self._lockstep is None:
             from .lockstep import classify, sgpr_writes
             bad = {i for i, _ in self.unsupported} | self._indexed
-            self._lockstep = ([None if i in bad else classify(inst)
+            self._lockstep = ([None if i in bad else classify(inst, self.code[i])
                                for i, inst in enumerate(self.insts)] + [None],
                               [sgpr_writes(inst) for inst in self.insts] + [None])
         return self._lockstep
@@ -2332,9 +2333,11 @@ class Program:
         code = self.code
         pc = wv.pc
         n = 0
+        ln = 0      # lanes: popcount(EXEC) at each issue
         try:
             while pc >= 0:
                 pc_cur = pc
+                ln += wv.exec_n
                 pc = code[pc](wv)
                 n += 1
                 if n > limit:
@@ -2346,6 +2349,7 @@ class Program:
                            f"lane {e.lane}: {e}") from None
         finally:
             wv.count += n
+            wv.lanes += ln
         if pc == ENDPGM:
             wv.done = True
         return pc

@@ -206,7 +206,8 @@ class RunResult:
             are not ``out``/``inout`` (inputs, kernarg segment, dispatch packet);
             at most 16 entries per store instruction.
         waves, instructions: waves run and wave-instructions executed.
-        lane_instructions: instructions x 64 (the lanes of a wave64 issue).
+        lane_instructions: the sum over executed instructions of popcount(EXEC) at issue
+            (scalar instructions included): the lanes that did work.
         seconds: wall time of the run.
     """
 
@@ -385,7 +386,7 @@ def run_kernel(module, kernel_name: str, launch: Launch, trace=None) -> RunResul
     t0 = time.perf_counter()
     total = 0
     waves_run = 0
-    counters = [0, 0]
+    counters = [0, 0, 0]
     gc_was = gc.isenabled()
     gc.disable()   # the run allocates many short-lived arrays and builds no cycles
     try:
@@ -396,7 +397,7 @@ def run_kernel(module, kernel_name: str, launch: Launch, trace=None) -> RunResul
     finally:
         if gc_was:
             gc.enable()
-    total, waves_run = counters
+    total, waves_run, lanes = counters
     dt = time.perf_counter() - t0
     outputs = {}
     for a in launch.args:
@@ -405,7 +406,7 @@ def run_kernel(module, kernel_name: str, launch: Launch, trace=None) -> RunResul
             n = np.ascontiguousarray(a.data).nbytes
             outputs[a.name] = r.data[:n].view(np.dtype(a.dtype)).copy() if n else \
                 np.zeros(0, np.dtype(a.dtype))
-    return RunResult(outputs, list(mem.writes_outside), waves_run, total, total * 64, dt, kernarg,
+    return RunResult(outputs, list(mem.writes_outside), waves_run, total, lanes, dt, kernarg,
                      addresses)
 
 
@@ -444,6 +445,7 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
                 _run_group(prog, waves, launch.max_instructions_per_wave)
             counters[0] += sum(wv.count for wv in waves)
             counters[1] += len(waves)
+            counters[2] += sum(wv.lanes for wv in waves)
 
 
 _PROGRAMS: "OrderedDict" = None  # kernel shape -> compiled Program (LRU)

@@ -257,8 +257,8 @@ class LocalMemory:
         w = offs >> 2
         if ndw == 1:
             self.words[w] = words[:, 0]
-        else:
-            self.words[w[:, None] + np.arange(ndw)] = words
+        else:   # dword by dword, lanes in order in each (as the full-EXEC and lockstep paths)
+            self.words[w[None, :] + np.arange(ndw)[:, None]] = words.T
 
 
 class ScratchMemory:

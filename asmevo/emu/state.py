@@ -64,7 +64,8 @@ class Wave:
     """Architectural state of one wave64."""
 
     __slots__ = ("v", "a", "s", "scc", "exec_mask", "exec_all", "exec_any", "pc", "done",
-                 "group", "scratch", "index", "count", "mode", "gpr_idx", "trapsts")
+                 "group", "scratch", "index", "count", "mode", "gpr_idx", "trapsts", "exec_n",
+                 "lanes")
 
     def __init__(self, group: Workgroup, index: int, scratch=None, regs=None):
         """``regs``: optional zeroed ``(v, a, s)`` arrays of shapes (512, 64), (256, 64),
@@ -79,6 +80,8 @@ class Wave:
         self.exec_mask = np.ones(64, bool)
         self.exec_all = True
         self.exec_any = True
+        self.exec_n = 64        # popcount(EXEC)
+        self.lanes = 0          # sum of popcount(EXEC) over the instructions executed
         self.pc = 0
         self.done = False
         self.group = group
@@ -96,6 +99,7 @@ class Wave:
         self.exec_mask = lane_mask(e)
         self.exec_all = e == 0xFFFFFFFFFFFFFFFF
         self.exec_any = e != 0
+        self.exec_n = e.bit_count()
 
     def set_exec(self, mask: np.ndarray) -> None:
         """Set EXEC from a bool (64,) mask."""
