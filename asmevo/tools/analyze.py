@@ -4,6 +4,14 @@ With no analysis flag every analysis is reported.  ``--json`` prints the same
 content as JSON.  ``--cfg dot`` prints (or writes with ``-o``) Graphviz text.
 Exit status: 0 no violation, 1 some violation (waitcnt, hazard or register
 budget), 2 bad input.
+
+Assembly text is checked (parse and type check, errors at file:line:column), then
+assembled and linked (llvm-mc + ld.lld), and the analyses run on the disassembled
+bytes, as ``asmevo verify`` does (:func:`asmevo.verify.driver.assembled_module`):
+instructions written as data words (``.long 0xd3e18000, ...`` for an MFMA), ``.if``
+blocks and macros are seen as the hardware runs them.  Each instruction that matches
+a source line keeps that line number, so reports say ``file:line``; instructions that
+no instruction line spells (data words) are marked as such.
 """
 
 from __future__ import annotations
@@ -38,7 +46,12 @@ def run(args) -> int:
     """Analyse ``args.input``; returns 0, or 1 when any violation is found."""
     from ..analysis import AnalysisManager
     from ..frontend.loader import load
-    module = load(args.input)
+    _DATA_WORD.clear()
+    module = load(args.input)  # bad text fails here, at file:line:column
+    source = None
+    if module.code_object is None:
+        module = assembled_text_module(args.input, module)
+        source = args.input
     kernels = module.kernels
     if args.kernel:
         names = {k.name for k in kernels}
@@ -60,6 +73,9 @@ def run(args) -> int:
         _emit(args, text)
         return 0
     reports = [analyze_kernel(k, am, chosen) for k in kernels]
+    if source is not None:
+        for r in reports:
+            r["source"] = source
     bad = any(r["violations"] for r in reports)
     if args.json:
         text = json.dumps({"input": args.input, "kernels": reports}, indent=1, default=str) + "\n"
@@ -67,6 +83,127 @@ def run(args) -> int:
         text = "".join(format_report(r, detail) for r in reports)
     _emit(args, text)
     return 1 if bad else 0
+
+
+_DATA_DIRECTIVES = frozenset({".long", ".word", ".int", ".4byte", ".short", ".hword", ".2byte",
+                              ".byte", ".quad", ".8byte", ".inst"})
+#: id(instruction) -> line of the data directive that spells it (or None), for instructions
+#: of an assembled text module that match no instruction line
+_DATA_WORD: dict[int, int | None] = {}
+
+
+def _match_key(inst) -> str:
+    info = inst.info
+    return info.name if info is not None else inst.opcode
+
+
+def assembled_text_module(path: str, text_module):
+    """The module of the bytes llvm-mc and ld.lld make of the assembly file ``path``
+    (already checked as ``text_module``), with source line numbers carried over.
+
+    Kernels are matched by name, instructions by their ISA record in order
+    (``difflib``); an assembled instruction that matches no instruction line (one
+    written as ``.long`` words, say) keeps ``line = None``.  Kernels whose label the
+    object file keeps under another name are paired in order.  A kernel of the text that
+    the code object does not hold as a function is analysed as parsed, with a note on
+    stderr."""
+    import difflib
+
+    from ..verify.driver import assembled_module
+    module = assembled_module(path)
+    texts = {k.name: k for k in text_module.kernels}
+    # a label that the object file does not keep as a function symbol comes back under a
+    # made-up name: pair such kernels in order
+    odd = [k for k in module.kernels if k.name not in texts]
+    gone = [k for k in text_module.kernels if k.name not in {x.name for x in module.kernels}]
+    if odd and len(odd) == len(gone):
+        for k, tk in zip(odd, gone):
+            k.name = tk.name
+    have = {k.name for k in module.kernels}
+    for k in module.kernels:
+        tk = texts.get(k.name)
+        if tk is None:
+            continue
+        a = list(k.instructions())
+        b = list(tk.instructions())
+        sm = difflib.SequenceMatcher(None, [_match_key(i) for i in a],
+                                     [_match_key(i) for i in b], autojunk=False)
+        for blk in sm.get_matching_blocks():
+            for j in range(blk.size):
+                a[blk.a + j].line = b[blk.b + j].line
+        _carry_labels(k, tk)
+        # the rest was spelled as data: point at the data directive between the
+        # neighbouring instruction lines
+        data = sorted(d.line for bb in tk.blocks for d in getattr(bb, "directives", ())
+                      if d.name in _DATA_DIRECTIVES and d.line is not None)
+        prev = 0
+        for n, inst in enumerate(a):
+            if inst.line is not None:
+                prev = inst.line
+                continue
+            nxt = next((x.line for x in a[n + 1:] if x.line is not None), None)
+            cand = [d for d in data if d > prev and (nxt is None or d < nxt)]
+            _DATA_WORD[id(inst)] = cand[0] if cand else None
+    missing = [k for k in text_module.kernels if k.name not in have]
+    for k in missing:
+        sys.stderr.write(f"asmevo analyze: note: {path}: {k.name} is not a function symbol of "
+                         f"the assembled code object; analysing it as parsed text\n")
+        module.items.append(k)
+    return module
+
+
+def _carry_labels(k, tk) -> None:
+    """Give the assembled kernel ``k`` the block labels of the text kernel ``tk`` (a block
+    whose first instruction carries the source line that starts a labelled text block),
+    in block names and branch targets."""
+    from ..ir.operands import Label
+    by_line = {b.instructions[0].line: b.label for b in tk.blocks
+               if b.label and b.instructions and b.instructions[0].line is not None}
+    rename = {}
+    for b in k.blocks:
+        if b.label and b.instructions and b.instructions[0].line in by_line:
+            new = by_line[b.instructions[0].line]
+            if new != b.label:
+                rename[b.label] = new
+                b.label = new
+    if not rename:
+        return
+    for b in k.blocks:
+        for inst in b.instructions:
+            if any(isinstance(o, Label) and o.name in rename for o in inst.operands):
+                inst.operands = [Label(rename[o.name], o.addend)
+                                 if isinstance(o, Label) and o.name in rename else o
+                                 for o in inst.operands]
+
+
+def _annotate(kernel, am, items) -> None:
+    """Add the source ``line`` (or ``data_word``) of each violation's instruction."""
+    from ..analysis.cfg import CFG
+    blocks = am.get(CFG, kernel).blocks
+    names = {getattr(b, "name", None): b for b in blocks}
+    for v in items:
+        b = v.get("block")
+        blk = blocks[b] if isinstance(b, int) and 0 <= b < len(blocks) else names.get(b)
+        i = v.get("index")
+        if blk is None or not isinstance(i, int) or not 0 <= i < len(blk.instructions):
+            continue
+        inst = blk.instructions[i]
+        if id(inst) in _DATA_WORD:  # in the bytes, spelled by no instruction line
+            v["data_word"] = True
+            if _DATA_WORD[id(inst)] is not None:
+                v["line"] = _DATA_WORD[id(inst)]
+        elif inst.line is not None:
+            v["line"] = inst.line
+
+
+def _where(rep: dict, v: dict) -> str:
+    src = rep.get("source")
+    if v.get("data_word"):
+        at = f"{src}:{v['line']}, " if src and v.get("line") is not None else ""
+        return f" ({at}an instruction written as data words)"
+    if v.get("line") is not None and src:
+        return f" ({src}:{v['line']})"
+    return ""
 
 
 def _emit(args, text: str) -> None:
@@ -94,6 +231,7 @@ def analyze_kernel(kernel, am, sections) -> dict:
     if "waitcnt" in sections:
         w = am.get(WaitcntAnalysis, kernel)
         rep["waitcnt"] = w.to_json()
+        _annotate(kernel, am, rep["waitcnt"].get("violations", ()))
         nviol += len(w.violations)
     if "regs" in sections:
         r = am.get(RegisterBudget, kernel)
@@ -102,6 +240,7 @@ def analyze_kernel(kernel, am, sections) -> dict:
     if "hazards" in sections:
         h = am.get(HazardAnalysis, kernel)
         rep["hazards"] = {"violations": [v.to_json() for v in h.violations]}
+        _annotate(kernel, am, rep["hazards"]["violations"])
         nviol += len(h.violations)
     rep["violations"] = nviol
     return rep
@@ -145,7 +284,8 @@ def format_report(rep: dict, detail: set | frozenset = frozenset(_SECTIONS)) -> 
         for v in w["violations"]:
             what = ("LDS written by LDS-DMA (no address information)" if v["kind"] == "lds"
                     else v["register"])
-            out.append(f"    VIOLATION {v['block']}:{v['index']}  {v['instruction']}: {what} "
+            out.append(f"    VIOLATION {v['block']}:{v['index']}{_where(rep, v)}  "
+                       f"{v['instruction']}: {what} "
                        f"needs {v['counter']}({v['needed']})  [producer: {v['producer']}]")
         for x in slack:
             out.append(f"    slack {x['block']}:{x['index']}  {x['instruction']} -> "
@@ -168,7 +308,8 @@ def format_report(rep: dict, detail: set | frozenset = frozenset(_SECTIONS)) -> 
         out.append(f"  hazards: {len(hz)} violation(s)")
         for v in hz:
             reg = f" {v['register']}" if v["register"] else ""
-            out.append(f"    VIOLATION {v['block']}:{v['index']}  {v['instruction']}: rule "
+            out.append(f"    VIOLATION {v['block']}:{v['index']}{_where(rep, v)}  "
+                       f"{v['instruction']}: rule "
                        f"{v['rule']}{reg} needs {v['required']} wait state(s), has "
                        f"{v['available']}  [producer: {v['producer']}]")
     return "\n".join(out) + "\n"
