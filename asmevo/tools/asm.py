@@ -25,4 +25,33 @@ def run(args) -> int:
     else:
         name = args.input
     assemble(text, args.output, filename=name, inputs=(args.input,))
+    warn_unloadable(args.input, args.output)
     return 0
+
+
+def warn_unloadable(src: str, out: str) -> None:
+    """Warn on stderr when the code object just written lacks what the HIP runtime needs
+    to load it: the ``NT_AMDGPU_METADATA`` note (from an ``.amdgpu_metadata`` block), or
+    a metadata entry for a kernel.  ``hipModuleLoad`` rejects such a code object (the ROCm
+    runtime reads kernel names, argument layout and kernarg size only from that note;
+    AMDGPUUsage "Code Object V3 and Above Metadata"), and llvm-mc and ld.lld say nothing."""
+    import sys
+
+    from ..frontend.codeobject import read_code_object
+    try:
+        co = read_code_object(out)
+    except Exception:  # noqa: BLE001 - a warning only; the object was written as asked
+        return
+    if co.metadata is None:
+        sys.stderr.write(
+            f"asmevo asm: warning: {src} has no .amdgpu_metadata block, so {out} has no "
+            f"NT_AMDGPU_METADATA note; the HIP runtime (hipModuleLoad) refuses such a code "
+            f"object, because it reads kernel names, argument layout and kernarg size only "
+            f"from that note. Add an .amdgpu_metadata ... .end_amdgpu_metadata block "
+            f"(`asmevo dis` of a code object writes one).\n")
+        return
+    for k in co.kernels:
+        if k.metadata is None:
+            sys.stderr.write(
+                f"asmevo asm: warning: kernel {k.name} has no entry in the .amdgpu_metadata "
+                f"block of {src} (amdhsa.kernels); the HIP runtime cannot launch it.\n")
