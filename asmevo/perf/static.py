@@ -635,7 +635,9 @@ def estimate_static(module, kernel, launch=None, *, machine=None, manager=None,
             if p_r < par:
                 par, bound = p_r, r_
     par = max(par, 1e-9)
-    inv = L / par if L > 0 else 0.0
+    # clk per wave per SIMD: the bound resource's use, else the latency shared by the
+    # resident waves (written without L / (L / U) so that equal inputs give equal clk)
+    inv = use[bound] if bound is not None else (L / par if L > 0 else 0.0)
     if launch is not None:
         wg = 1
         for x in launch.grid:
