@@ -1,0 +1,49 @@
+"""Bad input: one clear message, exit status 2, K0 untouched."""
+
+from evolve_helpers import EXAMPLES, VADD_CO, VADD_JSON, evolve_cli, sha
+
+
+def _err(p):
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    return lines
+
+
+def test_harness_of_another_kernel(tmp_path):
+    h = tmp_path / "h.json"
+    h.write_text((EXAMPLES / "vadd_f32.json").read_text().replace('"kernel": "vadd_f32"',
+                                                                   '"kernel": "softmax_row"'))
+    p = evolve_cli(VADD_CO, "--harness", h, "--out", tmp_path / "r", "--quiet")
+    assert p.returncode == 2 and len(_err(p)) == 1 and "softmax_row" in p.stderr
+
+
+def test_harness_that_does_not_match(tmp_path):
+    h = tmp_path / "h.json"
+    h.write_text((EXAMPLES / "vadd_f32.json").read_text().replace('"count": 1000', '"count": 10'))
+    p = evolve_cli(VADD_CO, "--harness", h, "--out", tmp_path / "r", "--quiet")
+    assert p.returncode == 2 and len(_err(p)) == 1, p.stderr
+    assert "does not match" in p.stderr
+
+
+def test_broken_config(tmp_path):
+    c = tmp_path / "c.toml"
+    c.write_text("budget = [\n")
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", tmp_path / "r", "--config", c)
+    assert p.returncode == 2 and len(_err(p)) == 1 and "TOML" in p.stderr
+
+
+def test_agent_missing(tmp_path):
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", tmp_path / "r",
+                   "--agent", "no-such-agent-xyz --flag")
+    assert p.returncode == 2 and len(_err(p)) == 1 and "no-such-agent-xyz" in p.stderr
+
+
+def test_run_dir_of_another_kernel(tmp_path, vadd_nops):
+    k0 = sha(VADD_CO)
+    run = tmp_path / "r"
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--budget", 0, "--quiet")
+    assert p.returncode == 0, p.stderr
+    p = evolve_cli(vadd_nops, "--harness", VADD_JSON, "--out", run, "--resume", "--quiet")
+    assert p.returncode == 2 and len(_err(p)) == 1 and "another kernel" in p.stderr
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--quiet")
+    assert p.returncode == 2 and "--resume" in p.stderr
+    assert sha(VADD_CO) == k0
