@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import AsmevoError
 from .executor import BARRIER, ENDPGM, Program
 from .memory import EmuError, GlobalMemory, ScratchMemory
-from .state import NUM_SGPR_SLOTS, Wave, Workgroup
+from .state import EXEC, NUM_SGPR_SLOTS, Wave, Workgroup
 
 # .amdhsa_* directive -> KernelDescriptor attribute
 _DIRECTIVE_FIELDS = {
@@ -416,6 +416,7 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
     # workgroups run together (asmevo.emu.lockstep); each wave keeps its own workgroup/LDS
     LOCKSTEP = globals()["LOCKSTEP"] and trace is None    # traced runs: one wave at a time
     chunk = max(1, LOCKSTEP_WAVES // max(nwaves, 1)) if LOCKSTEP else 1
+    layout = _sgpr_layout(cfg, kernarg, ka_addr, dp_addr, q_addr, priv)
     with np.errstate(all="ignore"):
         ids = [(gx, gy, gz) for gz in range(grid[2]) for gy in range(grid[1])
                for gx in range(grid[0])]
@@ -436,8 +437,7 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
                     k = len(waves)
                     regs = (V[:, k], A[:, k], S[k]) if LOCKSTEP and nw > 1 else None
                     wv = Wave(wg, w, ScratchMemory(priv) if priv > 0 else None, regs)
-                    _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid,
-                               packed[w * 64:(w + 1) * 64], priv)
+                    _start_wave(wv, layout, wgid, packed[w * 64:(w + 1) * 64])
                     waves.append(wv)
             if trace is not None:
                 trace.run_group(prog, waves, launch.max_instructions_per_wave)
@@ -477,6 +477,38 @@ def _program(kernel, mem) -> Program:
         prog.kernel = kernel
         prog.ctx.mem = mem
     return prog
+
+
+def _sgpr_layout(cfg, kernarg, ka_addr, dp_addr, q_addr, priv):
+    """(initial SGPRs of every wave (uint32 (NUM_SGPR_SLOTS,)), [(SGPR, axis) of the
+    workgroup ids]): computed once per launch (see :func:`_init_wave`)."""
+    class _W:
+        pass
+    probe = _W()
+    probe.s = np.zeros(NUM_SGPR_SLOTS, np.uint32)
+    probe.v = np.zeros((1, 64), np.uint32)
+    probe.set_exec = lambda mask: None
+    _init_wave(probe, cfg, kernarg, ka_addr, dp_addr, q_addr, (0, 0, 0), (), priv)
+    base = probe.s.copy()
+    _init_wave(probe, cfg, kernarg, ka_addr, dp_addr, q_addr, (1, 2, 3), (), priv)
+    ids = [(int(i), int(probe.s[i]) - 1) for i in np.flatnonzero(probe.s != base)]
+    return base, ids
+
+
+def _start_wave(wv, layout, wgid, ids):
+    """Initial state of a wave: SGPRs from ``layout`` (:func:`_sgpr_layout`) with its
+    workgroup id ``wgid``, v0 = the work-item ``ids``, EXEC = their lanes."""
+    base, wg = layout
+    s = wv.s
+    s[:] = base
+    for i, axis in wg:
+        s[i] = wgid[axis]
+    nl = len(ids)
+    wv.v[0, :nl] = ids
+    e = (1 << nl) - 1
+    s[EXEC] = e & 0xFFFFFFFF
+    s[EXEC + 1] = e >> 32
+    wv.sync_exec()
 
 
 def _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid, ids, priv):

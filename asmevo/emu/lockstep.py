@@ -105,6 +105,8 @@ def classify(inst, closure=None) -> tuple | None:
         return _lane_mode(inst, spec.name)
     if kind == "ds":
         return _ds_mode(inst, spec)
+    if kind == "vmem" and spec.extra.get("seg") == "scratch":
+        return _scratch_mode(inst, spec)
     if kind == "smem" and not spec.extra.get("store") and not spec.extra.get("atomic"):
         kind = "uni"        # a scalar load at the same address in every wave: run once
     if kind == "vmem" and spec.extra.get("seg") == "global" and spec.extra["size"] % 4 == 0 \
@@ -152,6 +154,80 @@ def classify(inst, closure=None) -> tuple | None:
     return (kind if kind in ("barrier", "mem") else ("vec" if kind in _VEC_KINDS else "uni"),
             frozenset(ridx), _reads_scc(inst, spec), wsl, frozenset(w), writes_scc,
             EXEC in w or EXEC + 1 in w, _sbit_mode(inst, spec) if kind == "salu" else None)
+
+
+def _scratch_mode(inst, spec):
+    """("scr", SGPR slots read, load?, register file, register, dwords, offset, SGPR offset
+    slot or None): a scratch load/store at one address (SGPR + offset, no VGPR address) in
+    every lane of every wave, or None."""
+    ex = spec.extra
+    size = ex.get("size", 0)
+    if size % 4 or ex.get("d16") or ex.get("lds"):
+        return None
+    ops = [getattr(o, "base", o) for o in inst.operands]
+    if len(ops) != 3:
+        return None
+    if ex["load"]:
+        reg, vaddr, saddr = ops
+    else:
+        vaddr, reg, saddr = ops
+    if not (isinstance(vaddr, Special) and vaddr.name == "off") or \
+            not (isinstance(reg, Reg) and reg.file in ("v", "a")):
+        return None
+    if isinstance(saddr, Special) and saddr.name == "off":
+        sl = None
+    else:
+        sl = _slot(saddr, 1)
+        if sl is None:
+            return None
+    return ("scr", frozenset(() if sl is None else (sl,)), bool(ex["load"]), reg.file,
+            reg.index, size // 4, int(inst.mod("offset", 0) or 0), sl)
+
+
+def _scratch_words(waves):
+    """One uint32 (W, 64, dwords) array holding the scratch of every wave (each wave's
+    ScratchMemory becomes a view of it), or None (no scratch, or different sizes)."""
+    sc = [wv.scratch for wv in waves]
+    if sc[0] is None or any(x is None or x.per_lane != sc[0].per_lane or
+                            x._store.shape != sc[0]._store.shape for x in sc):
+        return None
+    base = sc[0]._store.base
+    if base is not None and base.ndim == 3 and base.shape[0] == len(waves) and \
+            all(x._store.base is base and np.shares_memory(x._store, base[k])
+                for k, x in enumerate(sc)):
+        return base.view(np.uint32)
+    allw = np.empty((len(waves),) + sc[0]._store.shape, np.uint8)
+    for k, x in enumerate(sc):
+        allw[k] = x._store
+        x._store = x.data = allw[k]
+        x.words = allw[k].view(np.uint32)
+    return allw.view(np.uint32)
+
+
+def _scratch_batch(m, Vf, Af, SW, per_lane, s0, ex, W) -> bool:
+    """Run scratch form ``m`` (:func:`_scratch_mode`) for the running waves at once; False
+    when the address is unaligned or out of range (run wave by wave instead)."""
+    _, _, load, f, r, nd, off, sl = m
+    if not ex.any:
+        return True
+    o = off + (int(s0[sl]) if sl is not None else 0)
+    if o & 3 or o < 0 or o + 4 * nd > per_lane:
+        return False
+    R = Vf if f == "v" else Af
+    blk = SW[:, :, o >> 2:(o >> 2) + nd]            # (W, 64, nd)
+    if load:
+        x = blk.transpose(2, 0, 1).reshape(nd, W * 64)
+        if ex.all:
+            R[r:r + nd] = x
+        else:
+            np.copyto(R[r:r + nd], x, where=ex.mask)
+    else:
+        x = R[r:r + nd].reshape(nd, W, 64).transpose(1, 2, 0)
+        if ex.all:
+            blk[...] = x
+        else:
+            np.copyto(blk, x, where=ex.mask.reshape(W, 64)[:, :, None])
+    return True
 
 
 def _slot(op, n):
@@ -552,6 +628,8 @@ class _Group:
         view.a = A.reshape(A.shape[0], W * 64)
         self.view = view
         self.lds = _lds_words(waves)
+        self.scratch = _scratch_words(waves)
+        self.per_lane = waves[0].scratch.per_lane if self.scratch is not None else 0
 
     def run_together(self, act, ia, pc, others, alone):
         """Run the waves ``act`` (rows ``ia`` of the register files, None: all) from ``pc``
@@ -564,6 +642,7 @@ class _Group:
         W, V, S, view = self.W, self.V, self.S, self.view
         Vf, Af = view.v, view.a
         lds, lds_seg, lds_lim = self.lds
+        scratch, per_lane = self.scratch, self.per_lane
         limit = self.limit
         pos = self.pos
         w0 = act[0]
@@ -627,6 +706,12 @@ class _Group:
                                     V[reg, ia, lane] = val
                             pc += 1
                             continue
+                    elif kind == "scr":
+                        if (not nu or m[1].isdisjoint(nu)) and scratch is not None:
+                            if _scratch_batch(m, Vf, Af, scratch, per_lane, S[i0], ex, W):
+                                pc += 1
+                                continue
+                        m = None
                     elif kind == "cmp":
                         if not nu or m[1].isdisjoint(nu):
                             dst, cmpx = m[2], m[3]
@@ -671,6 +756,12 @@ class _Group:
                             ex = exec_state()
                         pc += 1
                         continue
+                    if (kind == "vec" or kind == "mem") and nu and not ridx.isdisjoint(nu) and \
+                            (scc_u or not rscc):
+                        runs = _runs(S, ia, W, sorted(ridx & nu))
+                        if len(runs) < len(act):
+                            pc = self._run_parts(pc, runs, kind, ex, w0.mode)
+                            continue
                     if (not nu or ridx.isdisjoint(nu)) and (scc_u or not rscc):
                         if kind == "vec" or kind == "mem":
                             view.s = S[i0]
@@ -789,6 +880,47 @@ class _Group:
             for wv in act:
                 wv.count += n
 
+    def _run_parts(self, pc, runs, kind, ex, mode):
+        """Run a ``vec``/``mem`` instruction once per run ``(k0, k1)`` of consecutive waves
+        (whose SGPR operands are equal); returns the next pc.  A memory fault runs the
+        rest wave by wave, for the exact error."""
+        prog = self.prog
+        code = prog.code
+        V, A, S = self.V, self.A, self.S
+        sub = BatchView()
+        sub.mode = mode
+        npc = pc + 1
+        for k0, k1 in runs:
+            nl = (k1 - k0) * 64
+            sub.v = V[:, k0:k1].reshape(V.shape[0], nl)
+            sub.a = A[:, k0:k1].reshape(A.shape[0], nl)
+            sub.s = S[k0]
+            if ex.all:
+                sub.exec_all, sub.exec_any, sub.exec_mask = True, True, None
+            else:
+                msk = ex.mask[k0 * 64:k1 * 64]
+                sub.exec_all, sub.exec_any, sub.exec_mask = False, bool(msk.any()), msk
+            lane_count[0] = nl
+            try:
+                npc = code[pc](sub)
+            except MemoryFault:
+                if kind != "mem":
+                    raise
+                lane_count[0] = 64
+                left = [wv for k, wv in enumerate(self.waves) if k >= k0 and
+                        any(a <= k < b for a, b in runs)]
+                for wv in left:     # the runs before were complete, as wave by wave
+                    try:
+                        npc = code[pc](wv)
+                    except MemoryFault as e:
+                        inst = prog.insts[pc]
+                        raise EmuError(f"kernel {prog.kernel.name}, {prog.where(pc)}, "
+                                       f"'{inst.text()}': lane {e.lane}: {e}") from None
+                return npc
+            finally:
+                lane_count[0] = 64
+        return npc
+
     @staticmethod
     def _count(act, k):
         """Add ``k`` instructions, each at the waves' current EXEC, to their lane counts."""
@@ -799,6 +931,23 @@ class _Group:
 
 _DS_KINDS = ("dsr", "dsw", "swz", "permute", "bpermute")
 _ONES = {}
+
+
+def _runs(S, ia, W, cols):
+    """Runs ``(k0, k1)`` of consecutive running waves (rows ``ia`` of ``S``; None: all W)
+    whose SGPRs ``cols`` are equal."""
+    rows = list(range(W)) if ia is None else ia.tolist()
+    vals = S[rows][:, cols].tolist()
+    runs = []
+    k0 = prev = rows[0]
+    v0 = vals[0]
+    for r, v in zip(rows[1:], vals[1:]):
+        if r != prev + 1 or v != v0:
+            runs.append((k0, prev + 1))
+            k0, v0 = r, v
+        prev = r
+    runs.append((k0, prev + 1))
+    return runs
 
 
 def _renu(S, ia, nu, cols):

@@ -8,6 +8,7 @@ turns into an :class:`EmuError` naming kernel, pc, instruction, lane and address
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +67,7 @@ class GlobalMemory:
         self._bases = np.zeros(0, np.uint64)
         self._last = None
         self._base_list: list = []
+        self._ends = np.zeros(0, np.uint64)
         self.writes_outside: list[tuple[str, int, int]] = []  # (region, offset, size) for non-output
 
     def map(self, name: str, data: bytes | np.ndarray, *, writable: bool = True) -> int:
@@ -83,6 +85,7 @@ class GlobalMemory:
         self._next = (addr + arr.size + GUARD + ALIGN - 1) // ALIGN * ALIGN
         self._bases = np.array([r.addr for r in self.regions], np.uint64)
         self._base_list = [r.addr for r in self.regions]
+        self._ends = np.array([r.end for r in self.regions], np.uint64)
         return addr
 
     def region(self, name: str) -> Region:
@@ -95,7 +98,7 @@ class GlobalMemory:
         """Region index per address; raises MemoryFault on the first bad lane."""
         idx = np.searchsorted(self._bases, addrs, side="right").astype(np.int64) - 1
         ok = idx >= 0
-        ends = np.array([r.end for r in self.regions], np.uint64)
+        ends = self._ends
         safe = np.where(ok, idx, 0)
         ok &= (addrs + np.uint64(size) <= ends[safe]) if len(self.regions) else False
         if not np.all(ok):
@@ -104,16 +107,28 @@ class GlobalMemory:
         return safe
 
     def _single(self, addrs, size):
-        """(region, offsets) when every address lies in the last-used region, else None."""
+        """(region, offsets) when every address lies in one region (the last used, else the
+        first address's), else None."""
         r = self._last
-        if r is None:
+        if r is not None:
+            lim = r.limit.get(size)
+            if lim is not None:
+                off = addrs - r.base64
+                if not np.count_nonzero(off > lim):
+                    return r, off
+        if not addrs.size:
             return None
+        k = bisect.bisect_right(self._base_list, int(addrs[0])) - 1
+        if k < 0:
+            return None
+        r = self.regions[k]
         lim = r.limit.get(size)
         if lim is None:
             return None
         off = addrs - r.base64
         if np.count_nonzero(off > lim):
             return None
+        self._last = r
         return r, off
 
     def read_words(self, addrs: np.ndarray, ndw: int, lanes: np.ndarray) -> np.ndarray:
@@ -187,7 +202,6 @@ class GlobalMemory:
 
     def read_scalar(self, addr: int, size: int) -> bytes:
         """``size`` bytes at one address (SMEM)."""
-        import bisect
         k = bisect.bisect_right(self._base_list, addr) - 1
         if k >= 0:
             r = self.regions[k]
