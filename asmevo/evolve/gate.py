@@ -53,6 +53,7 @@ class GateContext:
         from ..backend.rebuild import write_code_object
         from ..frontend.loader import load
         m = fresh_copy(self.k0, self.kernel, blocks)
+        readdress(m.kernel(self.kernel))
         self._n += 1
         path = os.path.join(self.tmp, f"c{self._n}.co")
         how = write_code_object(m, path, inputs=(self.spec["k0"],))
@@ -117,6 +118,39 @@ def fresh_copy(k0, kernel: str, blocks):
     new_k = m.kernel(kernel)
     memo = {id(new_k.blocks): new_k.blocks}
     return copy.deepcopy(m, memo)
+
+
+#: never given a new address with their old bytes: their meaning depends on where they are
+_PC_BOUND = ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64", "s_call_b64")
+
+
+def readdress(kernel) -> int:
+    """Give instructions that only moved (same bytes, position changed) their new address, so
+    the backend can still patch K0 in place instead of rebuilding.  Stops at the first
+    instruction whose size is not known from its bytes; leaves PC-dependent instructions
+    and those with symbolic operands alone (the backend then rebuilds).  The loaded result
+    is what the verifier judges either way.  Returns the number of instructions re-addressed."""
+    from ..ir.instruction import Instruction
+    from ..ir.operands import Expr, Label
+    insts = [i for b in kernel.blocks for i in b.instructions]
+    starts = [i.address for i in insts if i.address is not None]
+    if not starts or kernel.address is None:
+        return 0
+    pc, n = kernel.address, 0
+    for b in kernel.blocks:
+        for j, i in enumerate(b.instructions):
+            if i.encoding is None:
+                return n
+            if i.address is not None and i.address != pc:
+                if i.opcode in _PC_BOUND or i.raw or i.info is None or i.info.branch \
+                        or any(isinstance(o, (Label, Expr)) for o in i.operands):
+                    return n
+                b.instructions[j] = Instruction(i.opcode, i.operands, i.modifiers,
+                                                encoding=i.encoding, address=pc, raw=i.raw,
+                                                line=i.line)
+                n += 1
+            pc += len(i.encoding)
+    return n
 
 
 # -- process-global context for pool workers --------------------------------------------

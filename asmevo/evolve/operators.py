@@ -132,13 +132,24 @@ class PassesOperator(Operator):
 
     name = "passes"
 
+    def __init__(self, config=None):
+        super().__init__(config)
+        self.memo: dict = {}     # (parent hash, pipeline) -> blocks (passes are deterministic)
+
     def propose(self, parent, rng, ctx):
         from ..errors import AsmevoError
         text = sample_pipeline(rng)
-        try:
-            blocks = run_on_blocks(ctx, parent.blocks, text)
-        except AsmevoError as e:
-            raise NoCandidate(f"pipeline {text}: {e}") from None
+        key = (parent.hash, text)
+        if key not in self.memo:
+            if len(self.memo) > 512:
+                self.memo.clear()
+            try:
+                self.memo[key] = run_on_blocks(ctx, parent.blocks, text)
+            except AsmevoError as e:
+                self.memo[key] = e
+        blocks = self.memo[key]
+        if isinstance(blocks, Exception):
+            raise NoCandidate(f"pipeline {text}: {blocks}")
         return Proposal(blocks, {"pipeline": text}, {"kind": "pipeline", "pipeline": text},
                         f"pipeline {text} removes or reorders work the timing model charges")
 
