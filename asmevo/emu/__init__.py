@@ -15,12 +15,17 @@ Design (one module per concept):
 * :mod:`.memory` -- 64-bit global address space of named buffers (256-byte
   aligned, guard gaps, every access bounds-checked), LDS per workgroup, scratch
   per lane;
-* :mod:`.lockstep` -- several waves at the same instruction run as one (W*64 lanes
-  for lane-independent VALU, LDS and global memory; once for uniform SALU/branches);
+* :mod:`.lockstep` -- the waves of a lockstep set run as one group (W*64 lanes for
+  VALU, VOPC, LDS, scratch and global memory; once for uniform SALU/branches/scalar
+  loads; numpy over the waves for SALU bitwise/saveexec); waves that diverge run in
+  groups by pc and re-merge where they meet;
 * :mod:`.executor` -- each instruction compiled once per kernel into a closure;
   per-lane semantics come from the registry in :mod:`asmevo.semantics` (numpy
   backend for vector instructions, Python-int backend for scalar ones); memory,
-  branches, lane moves, DPP/SDWA and MFMA are implemented here by kind;
+  branches, lane moves, DPP/SDWA and MFMA are implemented by kind, one module per
+  family (:mod:`.exec_common`, :mod:`.exec_valu`, :mod:`.exec_salu`, :mod:`.exec_lane`,
+  :mod:`.exec_mem`, :mod:`.exec_mubuf`, :mod:`.exec_ds`, :mod:`.exec_mfma`,
+  :mod:`.program`), re-exported by :mod:`.executor`;
 * :mod:`.launch` -- AMDGPUUsage launch: kernarg segment (explicit + code object
   v5 hidden arguments), dispatch packet, initial SGPRs/VGPRs from the kernel
   descriptor, workgroups one after another, waves round-robin between barriers.

@@ -1,0 +1,443 @@
+"""Scalar (SMEM) and vector memory instructions (FLAT / GLOBAL / SCRATCH loads, stores and
+atomics) and the load/store helpers the other memory families share.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.operands import Imm, Reg, Special, base_of
+from .memory import MemoryFault
+from .state import EXEC, LANES, M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
+from .exec_common import (CompileError, LANE_COUNT, U16, U32, U64, U8, _b64, _const_reader,
+    _regs_of, _sgpr_index, reader)
+
+# ----------------------------------------------------------------------------- memory
+def _to_dwords(data: np.ndarray) -> np.ndarray:
+    """uint8 (n, 4k) -> uint32 (n, k)."""
+    return np.ascontiguousarray(data).view("<u4")
+
+
+def _ext(data: np.ndarray, size: int, signed: bool) -> np.ndarray:
+    """uint8 (n, 1|2) -> uint32 (n,) zero/sign-extended."""
+    if size == 1:
+        v = data[:, 0]
+        return v.view(np.int8).astype(np.int32).view(U32) if signed else v.astype(U32)
+    v = np.ascontiguousarray(data).view("<u2")[:, 0]
+    return v.view(np.int16).astype(np.int32).view(U32) if signed else v.astype(U32)
+
+
+def _load_into(wv, dst: Reg, data: np.ndarray, lanes: np.ndarray, spec) -> None:
+    """Write loaded bytes (n, size) to the destination registers of active ``lanes``."""
+    R = wv.v if dst.file == "v" else wv.a
+    size = data.shape[1]
+    ex = spec.extra
+    if ex.get("d16"):
+        v = _ext(data, size, ex.get("signed", False)) & U32(0xFFFF)
+        old = R[dst.index, lanes]
+        if ex.get("d16_hi"):
+            R[dst.index, lanes] = (old & U32(0xFFFF)) | (v << U32(16))
+        else:
+            R[dst.index, lanes] = (old & U32(0xFFFF0000)) | v
+        return
+    if size < 4:
+        R[dst.index, lanes] = _ext(data, size, ex.get("signed", False))
+        return
+    dw = _to_dwords(data)
+    for k in range(dw.shape[1]):
+        R[dst.index + k, lanes] = dw[:, k]
+
+
+def _store_data(wv, src: Reg, lanes: np.ndarray, size: int, d16_hi=False) -> np.ndarray:
+    """Bytes (n, size) to store from the data registers of active ``lanes``."""
+    R = wv.v if src.file == "v" else wv.a
+    if size < 4:
+        v = R[src.index, lanes]
+        if d16_hi:
+            v = v >> U32(16)
+        return np.ascontiguousarray(v.astype(U32)).view(U8).reshape(-1, 4)[:, :size]
+    n = size // 4
+    dw = np.stack([R[src.index + k, lanes] for k in range(n)], axis=1)
+    return np.ascontiguousarray(dw).view(U8).reshape(len(lanes), size)
+
+
+_DWS = {k: np.arange(k, dtype=np.uint32)[:, None] for k in (1, 2, 3, 4)}
+
+
+_ALL_LANES = {64: LANES}
+
+
+def _active(wv):
+    """Indices of the active lanes (all LANE_COUNT lanes when EXEC is full)."""
+    n = LANE_COUNT[0]
+    lanes = _ALL_LANES.get(n)
+    if lanes is None:
+        lanes = _ALL_LANES[n] = np.arange(n)
+    return lanes[wv.exec_mask] if not wv.exec_all else lanes
+
+
+def _load_words(wv, dst: Reg, words: np.ndarray, lanes: np.ndarray, all_lanes: bool) -> None:
+    """Write uint32 (n, k) loaded words to registers dst..dst+k-1 of ``lanes``."""
+    R = wv.v if dst.file == "v" else wv.a
+    k = words.shape[1]
+    if all_lanes:
+        R[dst.index:dst.index + k] = words.T
+    else:
+        for j in range(k):
+            R[dst.index + j, lanes] = words[:, j]
+
+
+def _store_words(wv, src: Reg, lanes: np.ndarray, ndw: int, all_lanes: bool) -> np.ndarray:
+    R = wv.v if src.file == "v" else wv.a
+    if all_lanes:
+        return R[src.index:src.index + ndw].T
+    return R[src.index:src.index + ndw][:, lanes].T
+
+
+def compile_smem(inst, spec, ctx, nxt):
+    ops = inst.operands
+    dst = _regs_of(ops[0])
+    size = spec.extra["size"]
+    off_op = base_of(ops[2]) if len(ops) > 2 else Imm(0)
+    off_imm = inst.mod("offset", 0)
+    if isinstance(off_op, Imm):
+        off_r = _const_reader(int(off_op.value) & 0xFFFFFFFF, 32)
+    else:
+        off_r = reader(off_op, "u32", vector_ok=False)
+    base_i = _sgpr_index(ops[1])
+    is_buf = spec.extra.get("buffer")
+    di = _sgpr_index(dst)
+    n = size // 4
+    if spec.extra.get("store") or spec.extra.get("atomic"):
+        aop = spec.extra.get("atomic")
+        ret = inst.has_mod("glc") or inst.has_mod("sc0")
+
+        def run(wv):
+            base = wv.s.item(base_i) | (wv.s.item(base_i + 1) << 32)
+            off = int(off_r(wv)[0])
+            if off & 0x80000000 and not is_buf and isinstance(off_op, Imm):
+                off -= 1 << 32   # a signed immediate offset, as for loads
+            addr = (base + off + off_imm) & ~3 & ((1 << 64) - 1)
+            a = np.array([addr], U64)
+            if aop is None:
+                data = wv.s[di:di + n].copy().view(U8).reshape(1, size)
+                ctx.mem.write(a, data, np.array([0]))
+                return nxt
+            old = int.from_bytes(ctx.mem.read_scalar(addr, size), "little")
+            nd_ = size // 4
+            val = sum(wv.s.item(di + k) << (32 * k) for k in range(nd_))
+            if aop == "cmpswap":
+                cmpv = sum(wv.s.item(di + nd_ + k) << (32 * k) for k in range(nd_))
+                new = val if old == cmpv else old
+            else:
+                new = _atomic_apply(aop, old, val, size=size)
+            ctx.mem.write(a, np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size),
+                      np.array([0]))
+            if ret:
+                for k in range(nd_):
+                    wv.s[di + k] = (old >> (32 * k)) & 0xFFFFFFFF
+            return nxt
+        return run
+
+    def run(wv):
+        if is_buf:
+            base = (int(wv.s[base_i]) | ((int(wv.s[base_i + 1]) & 0xFFFF) << 32))
+        else:
+            base = int(wv.s[base_i]) | (int(wv.s[base_i + 1]) << 32)
+        off = int(off_r(wv)[0])
+        if off & 0x80000000 and not is_buf and isinstance(off_op, Imm):
+            off -= 1 << 32
+        addr = (base + off + off_imm) & ~3 & ((1 << 64) - 1)
+        if is_buf:
+            nrec = int(wv.s[base_i + 2])
+            o = (off + off_imm) & ~3
+            vals = np.zeros(n, U32)
+            for k in range(n):
+                if o + 4 * k + 4 <= nrec:
+                    vals[k] = np.frombuffer(ctx.mem.read_scalar(addr + 4 * k, 4), "<u4")[0]
+        else:
+            vals = np.frombuffer(ctx.mem.read_scalar(addr, size), "<u4")
+        wv.s[di:di + n] = vals
+        if di <= EXEC + 1 < di + n or di <= EXEC < di + n:
+            wv.sync_exec()
+        return nxt
+    return run
+
+
+def compile_vmem(inst, spec, ctx, nxt):
+    """FLAT / GLOBAL / SCRATCH loads and stores (CDNA3 ISA guide, "Flat memory instructions")."""
+    ex = spec.extra
+    seg, size, load = ex["seg"], ex["size"], ex["load"]
+    ops = inst.operands
+    if load:
+        dst, vaddr = _regs_of(ops[0]), base_of(ops[1])
+        saddr = base_of(ops[2]) if len(ops) > 2 else Special("off")
+        data_r = None
+    else:
+        vaddr, data_r = base_of(ops[0]), _regs_of(ops[1])
+        saddr = base_of(ops[2]) if len(ops) > 2 else Special("off")
+        dst = None
+    lds_dma = bool(ex.get("lds"))
+    if lds_dma:
+        vaddr = base_of(ops[0])
+        saddr = base_of(ops[1]) if len(ops) > 1 else Special("off")
+        dst = None
+    offset = int(inst.mod("offset", 0))
+    s_off = isinstance(saddr, Special) and saddr.name == "off"
+    v_off = isinstance(vaddr, Special) and vaddr.name == "off"
+    if seg == "scratch":
+        vr = None if v_off else reader(vaddr, "u32")
+        sr = None if s_off else reader(saddr, "u32", vector_ok=False)
+
+        def addr_fn(wv, lanes):
+            a = np.full(len(lanes), offset, np.int64)
+            if vr is not None:
+                a += _b64(vr(wv))[lanes].astype(np.int64)
+            if sr is not None:
+                a += int(sr(wv)[0])
+            return a & 0xFFFFFFFF
+    elif s_off:
+        vr = reader(vaddr, "u64")
+        uoff = U64(offset & 0xFFFFFFFFFFFFFFFF)
+
+        def addr_fn(wv, lanes):
+            a = vr(wv)
+            if not wv.exec_all or a.shape[0] != 64:
+                a = _b64(a)[lanes]
+            return a + uoff if offset else a
+    else:
+        vr = reader(vaddr, "u32")
+        sr = reader(saddr, "u64", vector_ok=False)
+        uoff = U64(offset & 0xFFFFFFFFFFFFFFFF)
+
+        def addr_fn(wv, lanes):
+            a = vr(wv)
+            if not wv.exec_all or a.shape[0] != 64:
+                a = _b64(a)[lanes]
+            return a.astype(U64) + (sr(wv)[0] + uoff)
+
+    def space_read(wv, a, lanes):
+        if seg == "scratch":
+            if wv.scratch is None:
+                raise MemoryFault(int(lanes[0]), int(a[0]), size, "scratch (kernel has no private segment)")
+            return wv.scratch.read(a, size, lanes)
+        if seg == "flat":
+            return _flat(wv, ctx.mem, a, lanes, size, None)
+        return ctx.mem.read(a, size, lanes)
+
+    def space_write(wv, a, data, lanes):
+        if seg == "scratch":
+            if wv.scratch is None:
+                raise MemoryFault(int(lanes[0]), int(a[0]), size, "scratch (kernel has no private segment)")
+            return wv.scratch.write(a, data, lanes)
+        if seg == "flat":
+            return _flat(wv, ctx.mem, a, lanes, size, data)
+        return ctx.mem.write(a, data, lanes)
+
+    d16_hi = ex.get("d16_hi", False)
+    if lds_dma:
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lanes = _active(wv)
+            data = space_read(wv, addr_fn(wv, lanes), lanes)
+            if size < 4:   # sub-dword loads are zero/sign-extended to a dword in LDS
+                data = np.ascontiguousarray(_ext(data, size, ex.get("signed", False))).view(U8).reshape(-1, 4)
+            o = (wv.s.item(M0) & 0xFFFF) + offset + lanes.astype(np.int64) * 4
+            wv.group.lds.write(o, data, lanes)
+            return nxt
+        return run
+    words_ok = size % 4 == 0 and not ex.get("d16")
+    ndw = size // 4
+    if seg == "scratch" and v_off and words_ok:
+        # uniform address (SGPR + offset): same offset in every lane's private memory
+        def uaddr(wv):
+            o = offset + (int(sr(wv)[0]) if sr is not None else 0)
+            if o & 3 or wv.scratch is None:
+                return None
+            return o
+        if load:
+            def run(wv):
+                if not wv.exec_any:
+                    return nxt
+                o = uaddr(wv)
+                if o is None:
+                    lanes = _active(wv)
+                    _load_into(wv, dst, space_read(wv, addr_fn(wv, lanes), lanes), lanes, spec)
+                    return nxt
+                wds = wv.scratch.read_words_uniform(o, ndw)
+                R = wv.v if dst.file == "v" else wv.a
+                if wv.exec_all:
+                    R[dst.index:dst.index + ndw] = wds.T
+                else:
+                    np.copyto(R[dst.index:dst.index + ndw], wds.T, where=wv.exec_mask)
+                return nxt
+        else:
+            def run(wv):
+                if not wv.exec_any:
+                    return nxt
+                o = uaddr(wv)
+                if o is None:
+                    lanes = _active(wv)
+                    space_write(wv, addr_fn(wv, lanes), _store_data(wv, data_r, lanes, size), lanes)
+                    return nxt
+                R = wv.v if data_r.file == "v" else wv.a
+                wv.scratch.write_words_uniform(o, R[data_r.index:data_r.index + ndw],
+                                               None if wv.exec_all else wv.exec_mask)
+                return nxt
+        return run
+    if seg == "global" and words_ok:
+        if load:
+            def run(wv):
+                if not wv.exec_any:
+                    return nxt
+                lanes = _active(wv)
+                _load_words(wv, dst, ctx.mem.read_words(addr_fn(wv, lanes), ndw, lanes), lanes, wv.exec_all)
+                return nxt
+        else:
+            def run(wv):
+                if not wv.exec_any:
+                    return nxt
+                lanes = _active(wv)
+                ctx.mem.write_words(addr_fn(wv, lanes), _store_words(wv, data_r, lanes, ndw, wv.exec_all),
+                                lanes)
+                return nxt
+        return run
+    if load:
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lanes = _active(wv)
+            data = space_read(wv, addr_fn(wv, lanes), lanes)
+            _load_into(wv, dst, data, lanes, spec)
+            return nxt
+    else:
+        def run(wv):
+            if not wv.exec_any:
+                return nxt
+            lanes = _active(wv)
+            space_write(wv, addr_fn(wv, lanes), _store_data(wv, data_r, lanes, size, d16_hi), lanes)
+            return nxt
+    return run
+
+
+def _flat(wv, mem, a, lanes, size, data):
+    """FLAT access: shared aperture -> LDS, private aperture -> scratch, else global."""
+    hi = (a >> U64(32)).astype(np.int64)
+    sh = hi == SHARED_APERTURE_HI
+    pr = hi == PRIVATE_APERTURE_HI
+    if not sh.any() and not pr.any():
+        return mem.read(a, size, lanes) if data is None else mem.write(a, data, lanes)
+    if sh.all():
+        o = (a & U64(0xFFFFFFFF)).astype(np.int64)
+        return wv.group.lds.read(o, size, lanes) if data is None else wv.group.lds.write(o, data, lanes)
+    if pr.all() and wv.scratch is not None:
+        o = (a & U64(0xFFFFFFFF)).astype(np.int64)
+        return wv.scratch.read(o, size, lanes) if data is None else wv.scratch.write(o, data, lanes)
+    raise MemoryFault(int(lanes[0]), int(a[0]), size, "flat (mixed apertures)")
+
+
+def _atomic_apply(op, old, val, cmp=None, size=4):
+    """One atomic update on Python ints (32/64-bit). Returns the new memory value."""
+    bits = size * 8
+    m = (1 << bits) - 1
+
+    def s(x):
+        return x - (1 << bits) if x >> (bits - 1) else x
+    if op == "add":
+        return (old + val) & m
+    if op == "sub":
+        return (old - val) & m
+    if op == "rsub":
+        return (val - old) & m
+    if op == "swap":
+        return val
+    if op in ("cmpswap", "cmpst"):
+        return val if old == cmp else old
+    if op in ("smin", "min_i32"):
+        return old if s(old) <= s(val) else val
+    if op in ("smax", "max_i32"):
+        return old if s(old) >= s(val) else val
+    if op in ("umin", "min_u32"):
+        return min(old, val)
+    if op in ("umax", "max_u32"):
+        return max(old, val)
+    if op == "and":
+        return old & val
+    if op == "or":
+        return old | val
+    if op == "xor":
+        return old ^ val
+    if op == "inc":
+        return 0 if old >= val else old + 1
+    if op == "dec":
+        return val if (old == 0 or old > val) else old - 1
+    if op in ("add_f32", "min_f32", "max_f32"):
+        a = np.array([old], U32).view(np.float32)
+        b = np.array([val], U32).view(np.float32)
+        r = a + b if op == "add_f32" else (np.fmin(a, b) if op == "min_f32" else np.fmax(a, b))
+        return int(r.astype(np.float32).view(U32)[0])
+    if op in ("add_f64", "min_f64", "max_f64"):
+        a = np.array([old], U64).view(np.float64)
+        b = np.array([val], U64).view(np.float64)
+        r = a + b if op == "add_f64" else (np.fmin(a, b) if op == "min_f64" else np.fmax(a, b))
+        return int(r.view(U64)[0])
+    if op == "pk_add_f16":
+        a = np.array([old], U32).view(np.float16)
+        b = np.array([val], U32).view(np.float16)
+        return int((a + b).view(U32)[0])
+    if op == "pk_add_bf16":
+        a = np.array([old], U32).view(U16).astype(U32) << U32(16)
+        b = np.array([val], U32).view(U16).astype(U32) << U32(16)
+        r = a.view(np.float32) + b.view(np.float32)
+        rb = r.view(U32)
+        rb = (rb + U32(0x7FFF) + ((rb >> U32(16)) & U32(1))) >> U32(16)  # RNE to bf16
+        return int(rb[0]) | (int(rb[1]) << 16)
+    raise CompileError(f"atomic {op}")
+
+
+def compile_vmem_atomic(inst, spec, ctx, nxt):
+    ex = spec.extra
+    op, seg = ex["op"], ex["seg"]
+    size = 8 if (inst.opcode.endswith("_x2") or op.endswith("f64")) else 4
+    ops = inst.operands
+    ret = inst.has_mod("sc0") or inst.has_mod("glc")
+    if ret:
+        dst, vaddr, data, saddr = _regs_of(ops[0]), base_of(ops[1]), _regs_of(ops[2]), base_of(ops[3])
+    else:
+        dst, vaddr, data, saddr = None, base_of(ops[0]), _regs_of(ops[1]), base_of(ops[2])
+    offset = int(inst.mod("offset", 0))
+    s_off = isinstance(saddr, Special) and saddr.name == "off"
+    vr = reader(vaddr, "u64" if s_off else "u32")
+    sr = None if s_off else reader(saddr, "u64", vector_ok=False)
+    nd = size // 4
+    cmp = op == "cmpswap"
+
+    def run(wv):
+        if not wv.exec_any:
+            return nxt
+        lanes = _active(wv)
+        a = _b64(vr(wv))[lanes].astype(U64) + U64(offset)
+        if sr is not None:
+            a = a + sr(wv)[0]
+        for j, ln in enumerate(lanes):
+            aj = a[j:j + 1]
+            old_b = ctx.mem.read(aj, size, lanes[j:j + 1]) if seg != "flat" else _flat(wv, ctx.mem, aj, lanes[j:j + 1], size, None)
+            old = int.from_bytes(old_b.tobytes(), "little")
+            val = sum(int(wv.v[data.index + k, ln]) << (32 * k) for k in range(nd))
+            cv = sum(int(wv.v[data.index + nd + k, ln]) << (32 * k) for k in range(nd)) if cmp else None
+            new = _atomic_apply(op, old, val, cv, size) if not cmp else (val if old == cv else old)
+            nb = np.frombuffer(new.to_bytes(size, "little"), U8).reshape(1, size)
+            if seg == "flat":
+                _flat(wv, ctx.mem, aj, lanes[j:j + 1], size, nb)
+            else:
+                ctx.mem.write(aj, nb, lanes[j:j + 1])
+            if dst is not None:
+                for k in range(nd):
+                    wv.v[dst.index + k, ln] = (old >> (32 * k)) & 0xFFFFFFFF
+        return nxt
+    return run
+
+
+#: V# DATA_FORMAT (word3 bits [18:15], GFX9) -> (bits per component, components); the packed
+#: 10/11-bit formats (6-9) are not emulated (CDNA3 ISA guide, "Buffer resource")

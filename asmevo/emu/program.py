@@ -1,0 +1,153 @@
+"""A kernel compiled to closures (:class:`Program`): the compiler table by instruction kind
+and the one-wave run loop.
+"""
+
+from __future__ import annotations
+
+from ..semantics.registry import lookup
+from .memory import EmuError, MemoryFault
+from .exec_common import BARRIER, CompileError, Context, ENDPGM
+from .exec_valu import (compile_mix, compile_movrel, compile_swap, compile_valu, compile_vop3p,
+    compile_vopc)
+from .exec_salu import compile_branch, compile_salu, compile_sopc
+from .exec_lane import _indexed, compile_lane, compile_sys
+from .exec_mem import compile_smem, compile_vmem, compile_vmem_atomic
+from .exec_mubuf import compile_mubuf
+from .exec_ds import compile_ds
+from .exec_mfma import compile_mfma
+
+# ----------------------------------------------------------------------------- compile
+def _simple(kind):
+    def comp(inst, spec, ctx, nxt):
+        if kind == "nop":
+            return lambda wv: nxt
+        if kind == "barrier":
+            def run(wv):
+                wv.pc = nxt
+                return BARRIER
+            return run
+        if kind == "endpgm":
+            def run(wv):
+                wv.done = True
+                return ENDPGM
+            return run
+        raise CompileError(kind)
+    return comp
+
+
+COMPILERS = {
+    "valu": compile_valu, "vopc": compile_vopc, "vop3p": compile_vop3p, "salu": compile_salu,
+    "sopc": compile_sopc, "branch": compile_branch, "lane": compile_lane, "sys": compile_sys,
+    "smem": compile_smem, "vmem": compile_vmem, "vmem_atomic": compile_vmem_atomic,
+    "mubuf": compile_mubuf, "mubuf_atomic": compile_mubuf, "ds": compile_ds, "mfma": compile_mfma,
+    "mix": compile_mix, "movrel": compile_movrel, "swap": compile_swap,
+    "nop": _simple("nop"), "barrier": _simple("barrier"), "endpgm": _simple("endpgm"),
+}
+
+
+def _failing(msg):
+    def run(wv):
+        raise EmuError(msg)
+    run.unsupported = msg
+    return run
+
+
+class Program:
+    """A kernel compiled to closures: ``code[i]`` runs ``insts[i]``."""
+
+    def __init__(self, kernel, mem):
+        self.kernel = kernel
+        self.insts = list(kernel.instructions())
+        labels = {}
+        idx = 0
+        for b in kernel.blocks:
+            if b.label:
+                labels[b.label] = idx
+            idx += len(b.instructions)
+        # also allow branches to the end (label after the last instruction)
+        addresses = [i.address for i in self.insts]
+        self.ctx = Context(mem, labels, addresses)
+        self.code = []
+        #: ``(index, message)`` of every instruction compiled to a closure that raises
+        #: EmuError when executed (no semantics, or an unsupported form)
+        self.unsupported = []
+        self._gpr_idx = False
+        self._indexed = set()       # instructions compiled under s_set_gpr_idx_on
+        self._lockstep = None
+        for n, inst in enumerate(self.insts):
+            f = self._compile(inst, n + 1)
+            if getattr(f, "unsupported", None):
+                self.unsupported.append((n, f.unsupported))
+            self.code.append(f)
+        self.code.append(_failing(f"kernel {kernel.name}: execution ran past the last instruction "
+                                  "without s_endpgm"))
+
+    def _compile(self, inst, nxt):
+        spec = lookup(inst.opcode)
+        where = f"kernel {self.kernel.name}, {self.where(nxt - 1)}: "
+        if spec is None:
+            return _failing(where + f"instruction '{inst.text()}' has no semantics in the emulator")
+        comp = COMPILERS.get(spec.kind)
+        if comp is None:
+            return _failing(where + f"instruction '{inst.text()}' (kind {spec.kind}) is not emulated")
+        if spec.name == "s_set_gpr_idx_on":
+            self._gpr_idx = True
+        elif spec.name == "s_set_gpr_idx_off":
+            self._gpr_idx = False
+        try:
+            if self._gpr_idx and spec.kind in ("valu", "vopc", "vop3p", "lane"):
+                self._indexed.add(nxt - 1)
+                return _indexed(inst, spec, self.ctx, nxt, comp)
+            return comp(inst, spec, self.ctx, nxt)
+        except CompileError as e:
+            return _failing(where + f"instruction '{inst.text()}' cannot be emulated: {e}")
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            return _failing(where + f"instruction '{inst.text()}' cannot be emulated: "
+                            f"{type(e).__name__}: {e}")
+
+    def lockstep_modes(self) -> list:
+        """Per instruction, how :mod:`asmevo.emu.lockstep` may run it for several waves at
+        once (``lockstep.classify``, or None) and the SGPRs/SCC it writes
+        (``lockstep.sgpr_writes``, or None when unknown); computed once."""
+        if self._lockstep is None:
+            from .lockstep import classify, sgpr_writes
+            bad = {i for i, _ in self.unsupported} | self._indexed
+            self._lockstep = ([None if i in bad else classify(inst, self.code[i])
+                               for i, inst in enumerate(self.insts)] + [None],
+                              [sgpr_writes(inst) for inst in self.insts] + [None])
+        return self._lockstep
+
+    def where(self, i: int) -> str:
+        """``pc 0x1c (#7)`` for instruction index ``i``."""
+        if 0 <= i < len(self.insts):
+            a = self.insts[i].address
+            line = self.insts[i].line
+            s = f"pc {a:#x}" if a is not None else (f"line {line}" if line else "")
+            return f"{s} (instruction #{i})".strip()
+        return f"instruction #{i}"
+
+    def run_wave(self, wv, limit: int) -> int:
+        """Run ``wv`` until s_barrier / s_endpgm; returns BARRIER or ENDPGM."""
+        code = self.code
+        pc = wv.pc
+        n = 0
+        ln = 0      # lanes: popcount(EXEC) at each issue
+        try:
+            while pc >= 0:
+                pc_cur = pc
+                ln += wv.exec_n
+                pc = code[pc](wv)
+                n += 1
+                if n > limit:
+                    raise EmuError(f"kernel {self.kernel.name}: more than {limit} instructions in "
+                                   f"one wave (runaway loop?) at {self.where(pc_cur)}")
+        except MemoryFault as e:
+            inst = self.insts[pc_cur]
+            raise EmuError(f"kernel {self.kernel.name}, {self.where(pc_cur)}, '{inst.text()}': "
+                           f"lane {e.lane}: {e}") from None
+        finally:
+            wv.count += n
+            wv.lanes += ln
+        if pc == ENDPGM:
+            wv.done = True
+        return pc
