@@ -69,8 +69,9 @@ class Tracer:
         self.kernel = prog.kernel
         self.insts = prog.insts
         self.grid, self.block = tuple(grid), tuple(block)
-        self._probes = [None] * len(prog.insts)
-        self._built = [False] * len(prog.insts)
+        # one probe per instruction (None for non-memory ones), and one for the end
+        self._probes = [_probe(i) for i in prog.insts] + [None]
+        self._none = [None] * (len(prog.insts) + 1)
 
     def run_group(self, prog, waves, limit: int) -> None:
         """Run the waves of one workgroup round-robin between barriers, recording."""
@@ -96,30 +97,27 @@ class Tracer:
     def _run_wave(self, prog, wv, t, limit):
         code = prog.code
         pcs, execs, addrs = t.pcs, t.execs, t.addrs
-        probes, built = self._probes, self._built
-        want = self.addresses
+        app, eapp = pcs.append, execs.append
+        probes = self._probes if self.addresses else self._none
         s = wv.s
         pc = wv.pc
+        base = len(pcs)
         n = 0
         ln = 0
         try:
             while pc >= 0:
                 pc_cur = pc
-                if want and pc < len(built):
-                    if not built[pc]:
-                        probes[pc] = _probe(prog.insts[pc])
-                        built[pc] = True
-                    p = probes[pc]
-                    if p is not None and wv.exec_any:
-                        try:
-                            a = p(wv)
-                        except Exception:   # noqa: BLE001 - a malformed form: no addresses
-                            a = None
-                        if a is not None:
-                            addrs[len(pcs)] = a
-                pcs.append(pc)
-                e = (s.item(EXEC) | (s.item(EXEC + 1) << 32)).bit_count()
-                execs.append(e)
+                p = probes[pc]
+                if p is not None and wv.exec_any:
+                    try:
+                        a = p(wv)
+                    except Exception:   # noqa: BLE001 - a malformed form: no addresses
+                        a = None
+                    if a is not None:
+                        addrs[base + n] = a
+                app(pc)
+                e = 64 if wv.exec_all else (s.item(EXEC) | (s.item(EXEC + 1) << 32)).bit_count()
+                eapp(e)
                 ln += e
                 pc = code[pc](wv)
                 n += 1

@@ -63,7 +63,7 @@ class _Op:
 
     __slots__ = ("cost", "cat", "unit", "occ", "lat", "uses", "defs", "srcc", "srcab", "vm", "lgkm",
                  "wait", "nop", "barrier", "endpgm", "mfma", "trans", "kind", "size", "flat",
-                 "coexec", "smem")
+                 "coexec", "smem", "is_vload")
 
 
 def _decode(inst, m: Machine) -> _Op:
@@ -97,6 +97,7 @@ def _decode(inst, m: Machine) -> _Op:
         o.size = max(1, c.mem_bytes // 2)
     o.flat = c.mem_space == "flat"
     o.smem = c.unit == "smem"
+    o.is_vload = c.unit == "vmem" and c.mem_kind == "load"
     if o.mfma:
         o.coexec = (int(m["mfma.smfmac_coexec_delay_clk"]) if c.smfmac else
                     int(m["mfma.coexec_delay_clk"])) if c.xdl else c.occupancy
@@ -107,7 +108,7 @@ def _decode(inst, m: Machine) -> _Op:
 
 class _Wave:
     __slots__ = ("tr", "simd", "wg", "pos", "n", "t_prev", "reqs", "rdy", "rdy_c", "rdy_src",
-                 "vmq", "lgq", "at_barrier", "done", "age", "prev_pc", "end")
+                 "vmq", "lgq", "at_barrier", "done", "age", "prev_pc", "end", "ready", "nx", "nu")
 
     def __init__(self, tr, simd, wg, age, t0):
         self.tr = tr
@@ -128,6 +129,19 @@ class _Wave:
         self.age = age
         self.prev_pc = -1
         self.end = t0
+        self.ready = float("inf")     # max(reqs), inf while done or at a barrier
+        self.nx = None                # the next instruction's _Op
+        self.nu = 0                   # its unit code
+
+
+def _prime(w, ops):
+    """Set up a newly placed wave's first instruction."""
+    if w.done or w.n == 0:
+        w.ready = float("inf")
+        return
+    w.nx = ops[w.tr.pcs[0]]
+    w.nu = w.nx.unit
+    w.ready = max(w.reqs)
 
 
 class _WG:
@@ -198,8 +212,6 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
     valu_free = [0.0] * nsimd       # VALU pipe busy until
     valu_block = [0.0] * nsimd      # VALU blocked by an MFMA until (co-exec rule)
     mfma_free = [0.0] * nsimd
-    unit_free = {U_SALU: 0.0, U_SMEM: 0.0, U_BRANCH: 0.0}
-    vmem_free = 0.0
     simd_waves = [[] for _ in range(nsimd)]
     pending = list(groups)
     pending.reverse()
@@ -249,6 +261,7 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
                     w.done = True
                 else:
                     g.live += 1
+                _prime(w, ops)
             resident_wgs.append(g)
             n_waves += nw
             n_wgs += 1
@@ -264,41 +277,27 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
 
     admit(0.0)
 
-    def unit_ready(w, o):
-        """clk the unit of ``o`` is free for wave ``w``."""
-        u = o.unit
-        s = w.simd
-        if u == U_VALU:
-            return max(valu_free[s], valu_block[s])
-        if u == U_MFMA:
-            return max(mfma_free[s], valu_free[s])
-        if u == U_VMEM:
-            return vmem_free
-        if u == U_LDS:
-            return mem.port_free[s >> 1]
-        if u == U_NONE:
-            return 0.0
-        return unit_free[u]
+    # per SIMD, per unit code: clk that unit is free for a wave of that SIMD
+    uf = [[0.0] * 8 for _ in range(nsimd)]
+    INF = float("inf")
 
     while True:
         # next issue opportunity: per SIMD the earliest ready wave
-        best_t = None
+        best_t = INF
         for s in range(nsimd):
             ws = simd_waves[s]
             if not ws:
                 continue
-            mn = None
+            ufs = uf[s]
+            mn = INF
             for w in ws:
-                if w.done or w.at_barrier:
-                    continue
-                r = max(w.reqs)
-                o = ops[w.tr.pcs[w.pos]]
-                u = unit_ready(w, o)
-                if u > r:
-                    r = u
-                if mn is None or r < mn:
+                r = w.ready
+                x = ufs[w.nu]
+                if x > r:
+                    r = x
+                if r < mn:
                     mn = r
-            if mn is None:
+            if mn == INF:
                 continue
             if mn < t:
                 mn = t
@@ -307,9 +306,9 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
             if k < mn:
                 k += 1
             k += (s - k) % nsimd
-            if best_t is None or k < best_t:
+            if k < best_t:
                 best_t = k
-        if best_t is None:
+        if best_t == INF:
             if pending and not resident_wgs:
                 admit(t)
                 continue
@@ -317,22 +316,22 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
         t = float(best_t)
         s = int(best_t) % nsimd
         used = 0
-        for w in list(simd_waves[s]):
-            if w.done or w.at_barrier:
+        ufs = uf[s]
+        for w in tuple(simd_waves[s]):
+            if w.ready > t:
                 continue
-            pc = w.tr.pcs[w.pos]
-            o = ops[pc]
-            reqs = w.reqs
-            r = max(reqs)
-            if r > t:
-                continue
+            o = w.nx
             cat = o.cat
             if cat >= 0 and used & (1 << cat):
                 continue
-            ur = unit_ready(w, o)
+            ur = ufs[o.unit]
             if ur > t:
                 continue
             # ---- issue w's instruction pc at t -------------------------------------------
+            pos = w.pos
+            tr = w.tr
+            pc = tr.pcs[pos]
+            reqs = w.reqs
             if cat >= 0:
                 used |= 1 << cat
             issued += 1
@@ -353,22 +352,23 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
                     row[C_IDLE] += t - cur
                 lat_l[pp] += t - w.t_prev
             hits_l[pc] += 1
-            pos = w.pos
-            tr = w.tr
             # functional units
             u = o.unit
             if u == U_VALU:
                 valu_free[s] = t + o.occ
+                ufs[U_VALU] = max(valu_free[s], valu_block[s])
+                ufs[U_MFMA] = max(mfma_free[s], valu_free[s])
             elif u == U_MFMA:
                 mfma_free[s] = t + o.occ
                 valu_free[s] = t + slot
-                valu_block[s] = max(valu_block[s], t + o.coexec)
-            elif u == U_VMEM:
-                pass
-            elif u == U_LDS:
-                pass
-            elif u != U_NONE:
-                unit_free[u] = t + o.occ
+                if t + o.coexec > valu_block[s]:
+                    valu_block[s] = t + o.coexec
+                ufs[U_VALU] = max(valu_free[s], valu_block[s])
+                ufs[U_MFMA] = max(mfma_free[s], valu_free[s])
+            elif u == U_SALU or u == U_SMEM or u == U_BRANCH:
+                f_ = t + o.occ
+                for x in uf:
+                    x[u] = f_
             # results
             if o.defs and not (o.kind or o.smem):
                 if o.mfma:
@@ -379,29 +379,33 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
                         rr = mfma_pipe_lat[key] = (mfma_read_ready(c, "valu", m),
                                                    mfma_read_ready(c, "srcc", m))
                     tv, tc = t + rr[0], t + rr[1]
+                    rdy, rdc, rsrc = w.rdy, w.rdy_c, w.rdy_src
                     for d in o.defs:
-                        w.rdy[d] = tv
-                        w.rdy_c[d] = tc
-                        w.rdy_src[d] = C_HAZ
+                        rdy[d] = tv
+                        rdc[d] = tc
+                        rsrc[d] = C_HAZ
                 else:
                     tv = t + o.lat
+                    rdy, rdc, rsrc = w.rdy, w.rdy_c, w.rdy_src
                     for d in o.defs:
-                        w.rdy[d] = tv
-                        w.rdy_c.pop(d, None)
-                        w.rdy_src[d] = C_DEP
+                        rdy[d] = tv
+                        if d in rdc:
+                            del rdc[d]
+                        rsrc[d] = C_DEP
             # memory
-            nxt_vm = nxt_lg = 0.0
             if o.kind or o.smem:
                 addrs = tr.addrs.get(pos)
                 if o.smem:
                     done = mem.smem(t, addrs, o.size)
                     w.lgq.append((done, True))
-                elif o.unit == U_LDS:
-                    ne = tr.execs[pos]
-                    done, busy = mem.lds(t, s, addrs, o.size, ne)
+                elif u == U_LDS:
+                    done, busy = mem.lds(t, s, addrs, o.size, tr.execs[pos])
+                    pf = mem.port_free[s >> 1]
+                    uf[s & ~1][U_LDS] = pf
+                    uf[s | 1][U_LDS] = pf
                     q = w.lgq
                     last = max((c for c, sm in q if not sm), default=0.0)
-                    w.lgq.append((max(done, last), False))
+                    q.append((max(done, last), False))
                 else:
                     is_lds = o.flat and addrs is not None and len(addrs) and \
                         int(addrs[0]) >> 32 == 0x10000
@@ -409,11 +413,14 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
                         done, busy = mem.lds(t, s, addrs & np.uint64(0xFFFFFFFF), o.size,
                                              tr.execs[pos])
                     else:
-                        done, busy = mem.vmem(t, o.kind, addrs, o.size, w.tr.wg_linear)
-                        vmem_free = t + min(busy, 64.0)
-                    if w.vmq and w.vmq[-1] > done:
-                        done = w.vmq[-1]
-                    w.vmq.append(done)
+                        done, busy = mem.vmem(t, o.kind, addrs, o.size, tr.wg_linear)
+                        f_ = t + min(busy, 64.0)
+                        for x in uf:
+                            x[U_VMEM] = f_
+                    vq = w.vmq
+                    if vq and vq[-1] > done:
+                        done = vq[-1]
+                    vq.append(done)
                     if o.flat:
                         w.lgq.append((done, False))
                     if done > end_time:
@@ -421,9 +428,11 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
             # next instruction's requirements
             w.t_prev = t
             w.prev_pc = pc
-            w.pos = pos + 1
-            if o.endpgm or w.pos >= w.n:
+            pos += 1
+            w.pos = pos
+            if o.endpgm or pos >= w.n:
                 w.done = True
+                w.ready = INF
                 w.end = t + slot
                 end_time = max(end_time, w.end, max(w.vmq, default=0.0))
                 g = w.wg
@@ -448,13 +457,10 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
                     reqs[C_VM] = w.vmq[len(w.vmq) - vmn - 1]
                 if w.lgq and lgn < len(w.lgq):
                     reqs[C_LGKM] = _wait_release([x[0] for x in w.lgq], lgn)
-            if o.barrier:
-                w.at_barrier = True
-                g = w.wg
-                g.arrived.append(w)
-                _barrier_check(g, t)
             # the next instruction's operands, and full counters
-            no = ops[w.tr.pcs[w.pos]]
+            no = ops[tr.pcs[pos]]
+            w.nx = no
+            w.nu = no.unit
             if no.uses or no.srcc:
                 rd = w.rdy
                 best = 0.0
@@ -486,6 +492,13 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
                 w.lgq = [x for x in w.lgq if x[0] > t]
                 if len(w.lgq) >= lg_max:
                     reqs[C_LGKM] = max(reqs[C_LGKM], _wait_release([x[0] for x in w.lgq], lg_max - 1))
+            w.ready = max(reqs)
+            if o.barrier:
+                w.at_barrier = True
+                w.ready = INF
+                g = w.wg
+                g.arrived.append(w)
+                _barrier_check(g, t)
         if t > 1e13:
             raise RuntimeError("CU model did not converge")
 
@@ -506,6 +519,7 @@ def _barrier_check(g, t):
             w.at_barrier = False
             if rel > w.reqs[C_BAR]:
                 w.reqs[C_BAR] = rel
+            w.ready = max(w.reqs)
         g.arrived = []
 
 

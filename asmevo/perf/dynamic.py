@@ -69,18 +69,16 @@ def occupancy_of(kernel, lds_per_wg: int, wg_size: int, machine: Machine = MI300
 def _prior_lines(tracer, ops, line_shift: int) -> dict:
     """line -> first workgroup (linear id) whose vector loads touch it."""
     lines, wgs = [], []
-    sh = np.uint64(line_shift)
     for tr in tracer.waves:
-        for pos, a in tr.addrs.items():
-            o = ops[tr.pcs[pos]]
-            if o.kind != "load" or o.smem or o.unit != 3:   # U_VMEM
-                continue
-            ln = np.unique(a >> sh)
-            lines.append(ln)
-            wgs.append(np.full(len(ln), tr.wg_linear, np.int64))
+        pcs = tr.pcs
+        mine = [a for pos, a in tr.addrs.items() if ops[pcs[pos]].is_vload]
+        if mine:
+            x = np.concatenate(mine)
+            lines.append(x)
+            wgs.append(np.full(len(x), tr.wg_linear, np.int64))
     if not lines:
         return {}
-    L = np.concatenate(lines).astype(np.int64)
+    L = (np.concatenate(lines) >> np.uint64(line_shift)).astype(np.int64)
     W = np.concatenate(wgs)
     order = np.lexsort((W, L))
     L, W = L[order], W[order]

@@ -114,7 +114,14 @@ class CUMemory:
     # -- vector memory ------------------------------------------------------------------
     def lines_of(self, addrs: np.ndarray, size: int) -> np.ndarray:
         """Sorted distinct line numbers touched by lanes at ``addrs`` of ``size`` bytes."""
-        sh = np.uint64(self.shift)
+        sh = self.shift
+        n = len(addrs)
+        if n == 1 or n > 1 and int(addrs[-1]) - int(addrs[0]) == (n - 1) * size and \
+                (np.diff(addrs.astype(np.int64)) == size).all():    # coalesced: a range
+            lo = int(addrs[0]) >> sh
+            hi = (int(addrs[-1]) + max(size, 1) - 1) >> sh
+            return np.arange(lo, hi + 1, dtype=np.uint64)
+        sh = np.uint64(sh)
         a = addrs >> sh
         if size > 1:
             b = (addrs + np.uint64(size - 1)) >> sh
