@@ -159,3 +159,40 @@ def test_waits_relaxed_to_what_is_needed_never_slower(corpus_dir, name):
                 changed.append(inst)
     relaxed = _cycles(path, h, edit)
     assert relaxed.cycles <= base.cycles
+
+
+# ------------------------------------------------------------------ placement (no corpus)
+def _chase(n=8):
+    from asmevo.perf import calibration as C
+    return C.global_chase(n)
+
+
+def _chase_cycles(grid, **kw):
+    from asmevo.perf import calibration as C
+    buf = C._chain_buffer(2048, 128, 1024)
+    return C.run_model(_chase(), block=256, grid=grid, buf=buf, **kw)
+
+
+def test_workgroups_overlap_up_to_the_wave_slots_then_queue():
+    """Latency-bound waves: 8 workgroups of 4 waves (32 = 8 per SIMD) overlap; 16 take
+    two rounds, the second in the slots the first frees."""
+    one = _chase_cycles(1).cycles
+    eight = _chase_cycles(8)
+    sixteen = _chase_cycles(16)
+    assert eight.workgroups == 8 and sixteen.waves == 64
+    assert eight.cycles < 1.5 * one
+    assert 1.6 * eight.cycles < sixteen.cycles < 2.4 * eight.cycles
+
+
+def test_lds_limits_resident_workgroups():
+    """32 KiB of LDS per workgroup: two resident at a time, so 8 take 4 rounds (the later
+    ones faster: the chain is then in the L1)."""
+    free = _chase_cycles(8).cycles
+    lds = _chase_cycles(8, lds=32768).cycles
+    assert lds > 2.2 * free
+
+
+def test_occupancy_limits_resident_waves():
+    free = _chase_cycles(8).cycles
+    low = _chase_cycles(8, occupancy=2).cycles       # 2 waves per SIMD: 2 workgroups at a time
+    assert low > 2.2 * free
