@@ -121,6 +121,13 @@ def _compute(inst, m: Machine) -> Cost:
                 if isinstance(v, int):
                     n = v & 0xF
             return Cost("internal", "none", 0, slot * (n + 1), nop_states=n + 1)
+        if op == "s_sleep":     # about 64 x N clk (CDNA3 ISA guide, S_SLEEP) [A]
+            n = 0
+            for o in inst.operands:
+                v = getattr(o, "value", None)
+                if isinstance(v, int):
+                    n = v & 0x7F
+            return Cost("internal", "none", 0, max(slot, 64 * n), nop_states=max(1, 16 * n))
         if op == "s_waitcnt":
             from ..analysis.waitcnt import parse_waitcnt
             vm, lg, _ = parse_waitcnt(inst)
