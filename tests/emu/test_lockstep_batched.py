@@ -1,0 +1,231 @@
+"""The group forms of asmevo.emu.lockstep (LDS, VOPC, SALU bitwise/saveexec, scratch,
+per-workgroup SGPR operands, diverged waves) give bit-identical registers, LDS, scratch,
+SCC, instruction and lane counts to running the waves one at a time; with partial EXEC
+and with values that differ between the waves."""
+
+import numpy as np
+import pytest
+
+from asmevo.emu import launch as L
+from asmevo.emu.executor import Program
+from asmevo.emu.launch import _run_group
+from asmevo.emu.memory import GlobalMemory, ScratchMemory
+from asmevo.emu.state import Wave, Workgroup
+from tests.emu.conftest import build_kernel
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+LANES = np.arange(64)
+
+
+def _run(lines, lockstep, nwaves=4, lds=4096, scratch=0, setup=None, groups=1):
+    """Run ``lines`` on ``nwaves`` waves per workgroup, ``groups`` workgroups whose LDS are
+    segments of one buffer (as asmevo.emu.launch lays them out)."""
+    seg = lds
+    buf = np.zeros(seg * groups, np.uint8)
+    wgs = [Workgroup((g, 0, 0), lds, buf[g * seg:(g + 1) * seg]) for g in range(groups)]
+    waves = []
+    rng = np.random.default_rng(7)
+    for g, wg in enumerate(wgs):
+        wg.lds.words[:] = rng.integers(0, 1 << 32, wg.lds.words.size, dtype=np.uint32)
+        for i in range(nwaves):
+            wv = Wave(wg, i, ScratchMemory(scratch) if scratch else None)
+            k = len(waves)
+            wv.v[0] = LANES + 64 * i
+            wv.v[9] = k
+            wv.v[10:20] = rng.integers(0, 1 << 32, (10, 64), dtype=np.uint32)
+            wv.s[8] = k
+            wv.s[9] = g
+            wv.set_exec(np.ones(64, bool))
+            if scratch:
+                wv.scratch.words[:] = rng.integers(0, 1 << 32, wv.scratch.words.shape,
+                                                   dtype=np.uint32)
+            if setup:
+                setup(k, wv)
+            waves.append(wv)
+    prog = Program(build_kernel(list(lines) + ["s_endpgm"]), GlobalMemory())
+    old = L.LOCKSTEP
+    L.LOCKSTEP = lockstep
+    try:
+        with np.errstate(all="ignore"):
+            _run_group(prog, waves, 100000)
+    finally:
+        L.LOCKSTEP = old
+    return waves, wgs
+
+
+def _same(lines, **kw):
+    a, ga = _run(lines, True, **kw)
+    b, gb = _run(lines, False, **kw)
+    for wa, wb in zip(a, b):
+        assert np.array_equal(wa.v, wb.v)
+        assert np.array_equal(wa.a, wb.a)
+        assert np.array_equal(wa.s, wb.s)
+        assert (wa.scc, wa.count, wa.lanes, wa.done) == (wb.scc, wb.count, wb.lanes, True)
+        assert np.array_equal(wa.exec_mask, wb.exec_mask) and wa.exec_n == wb.exec_n
+        if wa.scratch is not None:
+            assert np.array_equal(wa.scratch.words, wb.scratch.words)
+    for x, y in zip(ga, gb):
+        assert np.array_equal(x.lds.words, y.lds.words)
+    return a
+
+
+def _partial(k, wv):
+    if k % 2:
+        wv.set_exec((LANES + 3 * k) % 5 != 0)
+
+
+# each wave writes its own 1 KiB of LDS, except one store that all waves make to the same
+# words (the waves' order decides, in both modes); a barrier separates writes and the
+# reads of other waves' words
+LDS = [
+    "v_and_b32_e32 v2, 63, v0",
+    "v_lshlrev_b32_e32 v2, 2, v2",
+    "v_and_b32_e32 v3, 3, v9",
+    "v_lshl_add_u32 v2, v3, 10, v2",               # 4 * lane + 1024 * (wave in group)
+    "ds_write2_b32 v2, v10, v11 offset0:1 offset1:64",
+    "ds_write_b64 v2, v[12:13] offset:512",
+    "v_and_b32_e32 v4, 60, v2",
+    "ds_write_b32 v4, v14 offset:4096",             # the same words in every wave
+    "s_barrier",
+    "v_xor_b32_e32 v5, 0x400, v2",
+    "ds_read_b32 v39, v5 offset:512",               # the neighbour wave's words
+    "ds_read_b32 v40, v4 offset:4096",
+    "ds_read2_b32 v[20:21], v2 offset0:3 offset1:130",
+    "ds_read2st64_b32 v[22:23], v2 offset1:2",
+    "ds_read_b128 v[24:27], v2 offset:16",
+    "ds_read2_b64 v[28:31], v2 offset0:1 offset1:9",
+    "ds_write2_b64 v2, v[16:17], v[18:19] offset0:2 offset1:3",
+    "ds_read_b64 v[32:33], v2 offset:24",
+    "ds_swizzle_b32 v34, v10 offset:swizzle(SWAP,16)",
+    "ds_swizzle_b32 v35, v11 offset:swizzle(BITMASK_PERM,\"01pip\")",
+    "v_and_b32_e32 v3, 0xfc, v12",
+    "ds_bpermute_b32 v36, v3, v13",
+    "ds_permute_b32 v37, v3, v14",
+    "ds_permute_b32 v38, v3, v14 offset:4",
+]
+
+
+@pytest.mark.parametrize("setup", [None, _partial], ids=["full", "partial"])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_lds_forms(setup, groups):
+    _same(LDS, setup=setup, groups=groups, nwaves=4 // groups, lds=8192)
+
+
+def test_lds_out_of_range_falls_back_to_the_wave_error():
+    from asmevo.emu.memory import EmuError
+    msgs = []
+    for lockstep in (True, False):
+        with pytest.raises(EmuError) as e:
+            _run(["v_lshlrev_b32_e32 v2, 4, v0", "ds_read2_b32 v[4:5], v2 offset1:255"],
+                 lockstep, lds=2048)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+SALU = [
+    "v_cmp_gt_u32_e64 s[10:11], v9, v0",            # differs per wave
+    "v_cmp_lt_u32_e32 vcc, s8, v0",
+    "s_xor_b64 s[12:13], s[10:11], vcc",
+    "s_andn2_b64 s[14:15], s[12:13], s[10:11]",
+    "s_orn2_b64 s[16:17], vcc, s[14:15]",
+    "s_not_b64 s[18:19], s[16:17]",
+    "s_mov_b64 s[20:21], s[18:19]",
+    "s_nor_b64 s[22:23], s[10:11], s[20:21]",
+    "s_and_b32 s24, s10, s12",
+    "s_and_saveexec_b64 s[30:31], s[10:11]",
+    "v_add_u32_e32 v1, s8, v0",
+    "s_andn2_saveexec_b64 s[32:33], s[30:31]",
+    "v_add_u32_e32 v1, 7, v1",
+    "s_or_b64 exec, exec, s[30:31]",
+    "v_cmpx_gt_u32_e32 vcc, 40, v0",
+    "v_mov_b32_e32 v4, v1",
+    "s_mov_b64 exec, -1",
+    "v_cmp_ne_u32_e64 s[34:35], s9, v9",
+    "s_cselect_b32 s36, 1, 2",
+]
+
+
+@pytest.mark.parametrize("setup", [None, _partial], ids=["full", "partial"])
+def test_vopc_and_scalar_bitwise_forms(setup):
+    w = _same(SALU, setup=setup, groups=2, nwaves=2)
+    assert len({int(wv.s[12]) | int(wv.s[13]) << 32 for wv in w}) > 1   # not vacuous
+
+
+SCRATCH = [
+    "s_mov_b32 s4, 16",
+    "scratch_store_dwordx2 off, v[10:11], s4 offset:8",
+    "scratch_store_dword off, v12, off offset:4",
+    "scratch_load_dwordx4 v[20:23], off, s4",
+    "scratch_load_dword v24, off, off offset:4",
+    "s_mov_b32 s5, 2",
+    "scratch_load_dword v25, off, s5",              # unaligned: the byte path
+    "v_lshlrev_b32_e32 v2, 2, v0",
+    "v_and_b32_e32 v2, 60, v2",
+    "scratch_load_dword v26, v2, off",              # per-lane address
+]
+
+
+@pytest.mark.parametrize("setup", [None, _partial], ids=["full", "partial"])
+def test_scratch_forms(setup):
+    _same(SCRATCH, setup=setup, scratch=64)
+
+
+DIVERGE = [
+    "s_mov_b32 s10, 0",
+    ".Lloop:",                                       # trip count = wave index + 1
+    "v_add_u32_e32 v1, s10, v1",
+    "s_add_u32 s10, s10, 1",
+    "s_cmp_le_u32 s10, s8",
+    "s_cbranch_scc1 .Lloop",
+    "v_cmp_gt_u32_e32 vcc, 70, v0",                  # waves 2.. have EXEC = 0 inside
+    "s_and_saveexec_b64 s[2:3], vcc",
+    "s_cbranch_execz .Lend_if",
+    "v_lshlrev_b32_e32 v5, 2, v0",
+    "ds_write_b32 v5, v1",
+    ".Lend_if:",
+    "s_or_b64 exec, exec, s[2:3]",
+    "s_barrier",
+    "v_lshlrev_b32_e32 v6, 2, v0",
+    "v_and_b32_e32 v6, 0x1fc, v6",
+    "ds_read_b32 v7, v6",
+    "v_add_u32_e32 v8, s8, v7",                      # SGPR operand differs per wave
+    "s_cmp_eq_u32 s8, 1",
+    "s_cbranch_scc0 .Lskip",
+    "s_barrier",                                     # a barrier only wave 1 reaches here
+    ".Lskip:",
+    "s_barrier",
+    "v_add_u32_e32 v11, v8, v1",
+]
+
+
+@pytest.mark.parametrize("setup", [None, _partial], ids=["full", "partial"])
+def test_diverged_waves_regroup(setup):
+    _same(DIVERGE, setup=setup)
+
+
+def test_per_workgroup_sgpr_operand_runs_per_group():
+    w = _same(["v_add_u32_e32 v1, s9, v0", "v_mul_lo_u32 v2, s9, v1",
+               "v_cmp_gt_u32_e32 vcc, s9, v0", "v_cndmask_b32_e64 v3, 0, 1, vcc"],
+              groups=4, nwaves=2, setup=_partial)
+    assert w[7].v[1, 5] == 3 + 5 + 64
+
+
+def test_group_forms_are_used(monkeypatch):
+    """Not vacuous: the forms above run for the whole group (no wave-by-wave fallback)."""
+    from asmevo.emu import lockstep as LS
+    used = []
+    for fname in ("_ds_batch", "_cmp_batch", "_sbit_batch", "_scratch_batch"):
+        f = getattr(LS, fname)
+
+        def wrap(*a, _f=f, _n=fname, **k):
+            r = _f(*a, **k)
+            used.append((_n, r))
+            return r
+        monkeypatch.setattr(LS, fname, wrap)
+    _run(LDS, True, lds=8192, setup=_partial)
+    _run(SALU, True, groups=2, nwaves=2, setup=_partial)
+    _run(SCRATCH, True, scratch=64, setup=_partial)
+    n = {k: sum(1 for a, r in used if a == k and r is not False) for k in dict(used)}
+    assert n["_ds_batch"] == 16 and n["_scratch_batch"] == 4
+    assert ("_scratch_batch", False) in used        # the unaligned load: wave by wave
+    assert n["_cmp_batch"] >= 4 and n["_sbit_batch"] >= 8
