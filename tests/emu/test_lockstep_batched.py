@@ -228,4 +228,4 @@ def test_group_forms_are_used(monkeypatch):
     n = {k: sum(1 for a, r in used if a == k and r is not False) for k in dict(used)}
     assert n["_ds_batch"] == 16 and n["_scratch_batch"] == 4
     assert ("_scratch_batch", False) in used        # the unaligned load: wave by wave
-    assert n["_cmp_batch"] >= 4 and n["_sbit_batch"] >= 8
+    assert n["_cmp_batch"] >= 2 and n["_sbit_batch"] >= 8
