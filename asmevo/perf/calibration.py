@@ -276,6 +276,12 @@ def run_all(machine: Machine = MI300X, quick: bool = False) -> list[Figure]:
         ind = per_op(mfma_indep(op, accs, a, b), R // 4, R // 2, block=256, machine=m)
         f.append(Figure(f"MFMA {name} independent, 4 waves", flop * 4 / ind, pub, "FLOP/clk/CU",
                         f"{tf} s2: mi300.md [A]"))
+    # MFMA result read by a VALU: XDL passes + 3 wait states = (8 + 3 + 1) x 4 clk after the
+    # MFMA's issue, then the next MFMA one slot later
+    mv = per_op(lambda n: _rep(["v_mfma_f32_32x32x8_f16 a[0:15], v[2:3], v[4:5], a[0:15]",
+                                "v_accvgpr_read_b32 v6, a15"], 2 * n), R // 4, R // 2, machine=m)
+    f.append(Figure("MFMA f16 32x32x8 -> dependent VALU read, pair", mv, (8 + 3 + 1) * 4 + 4,
+                    "clk/pair", f"{tf} s4: XDL result read by VALU needs passes+3 wait states [L]"))
     f.append(Figure("LDS pointer chase (ds_read_b32)", per_op(lds_chase, R // 2, R, lds=4096, machine=m),
                     51, "clk/load", f"{tf} s3: mt4g ~51 [M]"))
     regs16 = [f"v[{r}:{r + 3}]" for r in range(4, 28, 4)]
