@@ -414,38 +414,60 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
              packed, counters, trace=None):
     # with LOCKSTEP, the waves of up to LOCKSTEP_WAVES waves' worth of consecutive
     # workgroups run together (asmevo.emu.lockstep); each wave keeps its own workgroup/LDS
-    LOCKSTEP = globals()["LOCKSTEP"] and trace is None    # traced runs: one wave at a time
     chunk = max(1, LOCKSTEP_WAVES // max(nwaves, 1)) if LOCKSTEP else 1
     layout = _sgpr_layout(cfg, kernarg, ka_addr, dp_addr, q_addr, priv)
     with np.errstate(all="ignore"):
         ids = [(gx, gy, gz) for gz in range(grid[2]) for gy in range(grid[1])
                for gx in range(grid[0])]
-        for c in range(0, len(ids), chunk):
+        for part, traced in _parts(ids, chunk, trace):
+            lock = LOCKSTEP and not traced      # traced workgroups run one wave at a time
             waves = []
-            part = ids[c:c + chunk]
             nw = len(part) * nwaves
-            if LOCKSTEP and nw > 1:     # register files shared by the lockstep set
+            if lock and nw > 1:     # register files shared by the lockstep set
                 V = np.zeros((512, nw, 64), np.uint32)
                 A = np.zeros((256, nw, 64), np.uint32)
                 S = np.zeros((nw, NUM_SGPR_SLOTS), np.uint32)
             seg = (max(lds_bytes, 0) + 3) // 4 * 4
-            lds_all = np.zeros(seg * len(part), np.uint8) if LOCKSTEP and nw > 1 else None
+            lds_all = np.zeros(seg * len(part), np.uint8) if lock and nw > 1 else None
             for g, wgid in enumerate(part):
                 wg = Workgroup(wgid, lds_bytes,
                                lds_all[g * seg:(g + 1) * seg] if lds_all is not None else None)
                 for w in range(nwaves):
                     k = len(waves)
-                    regs = (V[:, k], A[:, k], S[k]) if LOCKSTEP and nw > 1 else None
+                    regs = (V[:, k], A[:, k], S[k]) if lock and nw > 1 else None
                     wv = Wave(wg, w, ScratchMemory(priv) if priv > 0 else None, regs)
                     _start_wave(wv, layout, wgid, packed[w * 64:(w + 1) * 64])
                     waves.append(wv)
-            if trace is not None:
+            if traced:
                 trace.run_group(prog, waves, launch.max_instructions_per_wave)
             else:
                 _run_group(prog, waves, launch.max_instructions_per_wave)
             counters[0] += sum(wv.count for wv in waves)
             counters[1] += len(waves)
             counters[2] += sum(wv.lanes for wv in waves)
+
+
+def _parts(ids, chunk, trace):
+    """``(workgroup ids, traced)`` in launch order: the workgroups ``trace`` wants (an
+    :class:`asmevo.emu.trace.Tracer`) one at a time, the others in sets of up to ``chunk``."""
+    if trace is None:
+        for c in range(0, len(ids), chunk):
+            yield ids[c:c + chunk], False
+        return
+    cur = []
+    for wgid in ids:
+        if trace.wants(wgid):
+            if cur:
+                yield cur, False
+                cur = []
+            yield [wgid], True
+        else:
+            cur.append(wgid)
+            if len(cur) == chunk:
+                yield cur, False
+                cur = []
+    if cur:
+        yield cur, False
 
 
 _PROGRAMS: "OrderedDict" = None  # kernel shape -> compiled Program (LRU)
@@ -568,7 +590,7 @@ LOCKSTEP = True
 #: waves run in one lockstep set (several workgroups when they are small); barriers then
 #: release when every wave of the set has reached one, which gives the same results as
 #: per-workgroup release because every wave runs to its next barrier in each round
-LOCKSTEP_WAVES = 16
+LOCKSTEP_WAVES = 64
 
 
 def _one_round(prog, live, limit):

@@ -53,10 +53,15 @@ class WaveTrace:
 class Tracer:
     """Collects :class:`WaveTrace` s of a launch (``waves``, in dispatch order).
 
-    ``addresses``: record lane addresses of memory instructions (default True)."""
+    ``addresses``: record lane addresses of memory instructions (default True);
+    ``select``: ``f(linear workgroup id) -> bool``, the workgroups to trace (None: all);
+    the others run as in an untraced launch (lockstep included), in the same order."""
 
-    def __init__(self, addresses: bool = True):
+    def __init__(self, addresses: bool = True, select=None):
         self.addresses = addresses
+        self.select = select
+        #: the CU whose workgroups ``select`` picks, when a caller sets it (asmevo.perf)
+        self.cu = None
         self.waves: list[WaveTrace] = []
         self.kernel = None
         self.grid = None
@@ -65,6 +70,13 @@ class Tracer:
         self._probes = None
 
     # -- called by asmevo.emu.launch --------------------------------------------------------
+    def wants(self, wgid) -> bool:
+        """Whether workgroup ``wgid`` (x, y, z) is traced."""
+        if self.select is None:
+            return True
+        gx, gy, _ = self.grid
+        return bool(self.select(wgid[0] + gx * (wgid[1] + gy * wgid[2])))
+
     def begin(self, prog, grid, block) -> None:
         self.kernel = prog.kernel
         self.insts = prog.insts

@@ -134,24 +134,30 @@ def profile_trace(module, kernel, tracer, launch, *, machine: Machine | None = N
     for tr in tracer.waves:
         by_wg.setdefault(tr.wg_linear, []).append(tr)
     wg_ids = sorted(by_wg)
+    n_wg = int(np.prod(tuple(launch.grid)))
+    total_waves = n_wg * max(1, -(-wg_size // 64))
     cus = int(m["cus"])
-    per_cu = {}
-    for i in wg_ids:
-        c = i % cus
-        per_cu[c] = per_cu.get(c, 0) + sum(len(t) for t in by_wg[i])
-    cu = max(sorted(per_cu), key=lambda c: per_cu[c]) if per_cu else 0
+    if getattr(tracer, "cu", None) is not None:       # only that CU's workgroups were traced
+        cu = tracer.cu
+    else:
+        per_cu = {}
+        for i in wg_ids:
+            c = i % cus
+            per_cu[c] = per_cu.get(c, 0) + sum(len(t) for t in by_wg[i])
+        cu = max(sorted(per_cu), key=lambda c: per_cu[c]) if per_cu else 0
     groups = [(i, by_wg[i]) for i in wg_ids if i % cus == cu]
-    active = min(cus, len(wg_ids)) or 1
+    active = min(cus, n_wg) or 1
     prior = _prior_lines(tracer, ops, int(m["cache.l1_line"]).bit_length() - 1)
     mem = CUMemory(m, active_cus=active, xcd=cu % int(m["xcds"]), prior=prior)
     res = simulate_cu(insts, groups, occupancy=regs_occ, lds_per_wg=lds_per_wg, machine=m,
                       memory=mem)
-    total_waves = len(tracer.waves)
     scale = total_waves / max(1, res.waves)
     hits = np.zeros(len(insts), np.int64)
     for tr in tracer.waves:
         if tr.pcs:
             hits += np.bincount(np.asarray(tr.pcs, np.int64), minlength=len(insts))[:len(insts)]
+    if len(tracer.waves) < total_waves:     # a partial trace: scale to the launch
+        hits = np.rint(hits * (total_waves / max(1, len(tracer.waves)))).astype(np.int64)
     pcs = _pcs(kernel, insts)
     rows = []
     totals = {c: 0.0 for c in CAUSE_NAMES}
@@ -183,7 +189,8 @@ def profile_trace(module, kernel, tracer, launch, *, machine: Machine | None = N
     bott = classify(totals, res.stats, occ, why, res.cycles, mix, m, active)
     kp = KernelProfile(kernel.name, float(res.cycles), float(res.cycles),
                        m.microseconds(res.cycles), int(occ), why, bott, rows, [],
-                       {"waves": total_waves, "workgroups": len(wg_ids),
+                       {"waves": total_waves, "workgroups": n_wg,
+                        "traced_waves": len(tracer.waves),
                         "cu": cu, "cu_waves": res.waves, "cu_workgroups": res.workgroups,
                         "active_cus": active, "occupancy_limits": limits,
                         "lds_per_workgroup": lds_per_wg, "memory": res.stats,
@@ -208,12 +215,26 @@ def lds_bytes_of(module, kernel, dynamic: int | None = None) -> int:
 
 
 def estimate_dynamic(module, kernel, launch, *, machine: Machine | None = None,
-                     dynamic_lds: int | None = None) -> Profile:
-    """Run ``launch`` traced and return the model's :class:`Profile`."""
+                     dynamic_lds: int | None = None, full_trace: bool | None = None) -> Profile:
+    """Run ``launch`` traced and return the model's :class:`Profile`.
+
+    ``full_trace``: trace every workgroup (and replay the CU with the most work, with the
+    L2-sharing map of the whole launch); False: trace only the workgroups of CU 0 (the
+    others run untraced, at the emulator's full speed; ``hits`` are then scaled from the
+    traced waves); None (default): full when the launch has at most one workgroup per CU.
+    """
     from ..emu.launch import run_kernel
     from ..emu.trace import Tracer
     m = machine or MI300X
-    tr = Tracer()
+    cus = int(m["cus"])
+    n_wg = int(np.prod([int(x) for x in launch.grid]))
+    if full_trace is None:
+        full_trace = n_wg <= cus
+    if full_trace:
+        tr = Tracer()
+    else:
+        tr = Tracer(select=lambda i: i % cus == 0)
+        tr.cu = 0
     run_kernel(module, kernel.name, launch, trace=tr)
     kp = profile_trace(module, kernel, tr, launch, machine=m,
                        lds_per_wg=lds_bytes_of(module, kernel, dynamic_lds))

@@ -69,3 +69,17 @@ def test_untraced_run_takes_no_trace_path(monkeypatch):
     monkeypatch.setattr(Tracer, "run_group", lambda *a, **k: called.append(1))
     out = run_text_kernel("global_store_dword v1, v0, s[4:5]\n", np.zeros(64, np.uint32))
     assert not called and out[:4].tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["vadd_f32", "histogram_atomic", "softmax_row"])
+def test_partial_trace_gives_identical_outputs(corpus_dir, name):
+    """Tracing only some workgroups (the others run untraced, lockstep included) changes
+    nothing in the outputs."""
+    _, _, plain = _run(corpus_dir, name)
+    tr = Tracer(select=lambda i: i % 3 == 1)
+    _, _, part = _run(corpus_dir, name, tr)
+    for k in plain.outputs:
+        assert np.array_equal(plain.outputs[k].view(np.uint8), part.outputs[k].view(np.uint8)), k
+    assert part.instructions == plain.instructions
+    assert tr.waves and all(w.wg_linear % 3 == 1 for w in tr.waves)
