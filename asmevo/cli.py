@@ -28,6 +28,7 @@ COMMANDS = {
     "equiv": ("equiv", "z3 equivalence of two straight-line instruction windows"),
     "evolve": ("evolve", "correctness-gated optimisation loop: K0 in, a verified faster best.co out"),
     "profile": ("profile", "estimated cycles, occupancy, bottleneck and hot windows of a kernel"),
+    "mcp": ("mcp", "serve asmevo's tools to agents over the Model Context Protocol"),
 }
 
 
