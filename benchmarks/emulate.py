@@ -15,8 +15,10 @@ two after a warm-up, and each figure is the median of R runs, so both columns of
 see the same machine load.  ``--modes`` adds one-wave-at-a-time mode (``LOCKSTEP =
 False``) of this checkout as a third column.
 
-Kernels: corpus entries (their manifest launch and inputs, seed 0).  The default set
-covers the kinds of work of issue 16: an elementwise FMA-like kernel (vadd_f32), LDS-tree
+Kernels: corpus entries (their manifest launch and inputs, seed 0) and :data:`VARIANTS`
+(corpus kernels on larger launches: 65,536-element vadd in 256-item workgroups, a
+1,024-element-per-workgroup LDS-tree reduction, a 256-step dependent FMA loop).  The
+default set covers the kinds of work of issue 16: an elementwise kernel (vadd_f32), LDS-tree
 reductions with barriers (row_sum, row_max, softmax_row, layernorm, scan_inclusive_i32),
 LDS tiles with ds_read2 (sgemm_tiled -O3), a long dependent FMA loop (sgemm_tiled_O0),
 cross-lane (wave_reduce_dpp), atomics (histogram_atomic).  Timing covers ``run_kernel``
@@ -35,8 +37,33 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT = ("vadd_f32,row_sum,row_max,softmax_row,layernorm,scan_inclusive_i32,transpose_lds,"
-           "sgemm_tiled,sgemm_tiled_O0,wave_reduce_dpp,histogram_atomic,conv2d_3x3,matvec")
+#: corpus kernels on larger launches (issue 16's kernel kinds): base entry, grid, and the
+#: arguments' new ``count`` (buffers) or ``value`` (scalars)
+VARIANTS = {
+    # elementwise over 65,536 floats in 256-work-item workgroups
+    "vadd_64k": ("vadd_f32", [256, 1, 1], {"a": 65536, "b": 65536, "c": 65536, "n": 65536}),
+    # a 1,024-element reduction per workgroup with an LDS tree and barriers
+    "row_sum_1k": ("row_sum", [8, 1, 1], {"x": 8 * 1024, "cols": 1024}),
+    # a 256-step dependent FMA loop per work item
+    "sgemm_naive_k256": ("sgemm_naive", [1, 4, 1], {"A": 32 * 256, "B": 256 * 32, "K": 256}),
+}
+DEFAULT = ("vadd_64k,row_sum_1k,sgemm_naive_k256,vadd_f32,row_sum,row_max,softmax_row,layernorm,"
+           "scan_inclusive_i32,transpose_lds,sgemm_tiled,sgemm_tiled_O0,wave_reduce_dpp,"
+           "histogram_atomic,conv2d_3x3,matvec")
+
+
+def harness(man, name):
+    """The harness of corpus entry ``name`` or of a :data:`VARIANTS` entry."""
+    from asmevo.emu import harness as H
+    if name not in VARIANTS:
+        return H.load_harness(man, name)
+    base, grid, over = VARIANTS[name]
+    h = H.load_harness(man, base)
+    h["grid"] = list(grid)
+    for a in h["args"]:
+        if a["name"] in over:
+            a["count" if a["kind"] == "buffer" else "value"] = over[a["name"]]
+    return h
 
 
 def worker(root: str, corpus: str) -> None:
@@ -56,7 +83,7 @@ def worker(root: str, corpus: str) -> None:
     for line in sys.stdin:
         _, name, ls = line.split()
         if name not in cache:
-            h = H.load_harness(man, name)
+            h = harness(man, name)
             m = load(os.path.join(h["_dir"], h["code_object"]))
             cache[name] = (h, m, H.make_inputs(h, 0))
         h, m, inputs = cache[name]
@@ -107,7 +134,7 @@ def main(argv=None) -> int:
         print(f"no corpus at {corpus}", file=sys.stderr)
         return 2
     names = [n for n in args.kernels.split(",") if n]
-    known = {e["name"] for e in json.load(open(corpus / "manifest.json"))}
+    known = {e["name"] for e in json.load(open(corpus / "manifest.json"))} | set(VARIANTS)
     names = [n for n in names if n in known]
     cols = [("new", Worker(ROOT, corpus), True)]
     if args.ref:

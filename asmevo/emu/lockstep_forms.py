@@ -1,0 +1,547 @@
+"""How :mod:`asmevo.emu.lockstep` runs one instruction for a group of waves at once.
+
+:func:`classify` gives each instruction its group form (computed once per Program by
+:meth:`Program.lockstep_modes`); the ``_*_batch`` functions run the forms that need more
+than the instruction's own closure on a (W*64)-lane view: LDS (:func:`_ds_batch`), VOPC
+(:func:`_cmp_batch`), SALU bitwise/saveexec over per-wave values (:func:`_sbit_batch`),
+scratch at one address (:func:`_scratch_batch`).  Each computes exactly what the waves'
+closures compute one wave after another (same values, same order of stores), or declines
+(returns False) so that the instruction runs wave by wave.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.operands import Reg, Special
+from ..isa import def_operands, implicit_defs, implicit_uses, use_operands
+from ..semantics.npbackend import NP
+from ..semantics.registry import lookup
+from .state import EXEC, SPECIAL_SGPR, TTMP_BASE
+
+
+_VEC_KINDS = ("valu", "vop3p", "mix")
+
+
+_UNI_KINDS = ("salu", "sopc", "branch", "nop", "barrier")
+
+
+_DPP_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "row_bcast", "row_mirror",
+             "row_half_mirror", "row_newbcast", "wave_shl", "wave_shr", "wave_rol", "wave_ror")
+
+
+def _sgpr_units(ops) -> list | None:
+    """SGPR slot indices of operands/units; None when one is not an SGPR-file unit."""
+    out = []
+    for op in ops:
+        if isinstance(op, tuple):          # implicit unit: ("exec_lo",), ("scc",), ("vcc_lo",)
+            name = op[0]
+            if name == "scc":
+                continue
+            if name in SPECIAL_SGPR:
+                out.append(SPECIAL_SGPR[name])
+                continue
+            return None
+        b = getattr(op, "base", op)
+        if isinstance(b, Reg):
+            if b.file == "s":
+                out += range(b.index, b.index + b.count)
+            elif b.file == "ttmp":
+                out += range(TTMP_BASE + b.index, TTMP_BASE + b.index + b.count)
+            elif b.file not in ("v", "a"):
+                return None
+        elif isinstance(b, Special):
+            n = b.name
+            if n in SPECIAL_SGPR:
+                i = SPECIAL_SGPR[n]
+                out += [i, i + 1] if n in ("vcc", "exec", "flat_scratch", "xnack_mask") else [i]
+            elif n in ("scc", "src_scc", "execz", "src_execz", "vccz", "src_vccz"):
+                if n.endswith("execz"):
+                    out += [EXEC, EXEC + 1]
+                elif n.endswith("vccz"):
+                    out += [SPECIAL_SGPR["vcc"], SPECIAL_SGPR["vcc"] + 1]
+            elif n in ("off", "null") or n.startswith("src_"):
+                continue
+            else:
+                return None
+    return out
+
+
+def _reads_scc(inst, spec) -> bool:
+    if "scc" in spec.imp_in or any(u == ("scc",) for u in implicit_uses(inst)):
+        return True
+    return any(isinstance(getattr(o, "base", o), Special) and
+               getattr(o, "base", o).name in ("scc", "src_scc") for o in inst.operands)
+
+
+def classify(inst, closure=None) -> tuple | None:
+    """Lockstep form of one instruction: ``("vec"|"uni"|"mem"|"barrier", read_idx,
+    reads_scc, write_idx, write_set, writes_scc, writes_exec, batched)``, ``("cmp", ...)``
+    (a VOPC; ``closure`` is its compiled closure), a DS or lane-move form, or None (run wave
+    by wave).  ``batched``: for SALU bitwise operations, the form that runs them for every
+    wave at once when their operands differ between the waves (:func:`_sbit_mode`)."""
+    spec = lookup(inst.opcode)
+    if spec is None:
+        return None
+    kind = spec.kind
+    if kind == "vopc":
+        return _cmp_mode(inst, spec, closure)
+    if spec.name in ("v_readlane_b32", "v_writelane_b32") and len(inst.operands) == 3:
+        return _lane_mode(inst, spec.name)
+    if kind == "ds":
+        return _ds_mode(inst, spec)
+    if kind == "vmem" and spec.extra.get("seg") == "scratch":
+        return _scratch_mode(inst, spec)
+    if kind == "smem" and not spec.extra.get("store") and not spec.extra.get("atomic"):
+        kind = "uni"        # a scalar load at the same address in every wave: run once
+    if kind == "vmem" and spec.extra.get("seg") == "global" and spec.extra["size"] % 4 == 0 \
+            and not spec.extra.get("d16") and not spec.extra.get("lds"):
+        kind = "mem"        # global_load/store_dword*: one gather/scatter for all waves
+    elif kind in _VEC_KINDS:
+        if inst.opcode.endswith(("_dpp", "_sdwa")) or any(inst.has_mod(m) for m in _DPP_MODS):
+            return None
+        if "lm" in spec.dst or "lm" in spec.src or spec.imp_in or spec.imp_out:
+            return None
+        if spec.fn is None or "lane_id" in getattr(getattr(spec.fn, "__code__", None),
+                                                   "co_names", ("lane_id",)):
+            return None
+        if "mbcnt" in spec.name or "readlane" in spec.name or "writelane" in spec.name:
+            return None
+        for op in inst.operands[:len(spec.dst)]:
+            b = getattr(op, "base", op)
+            if not (isinstance(b, Reg) and b.file in ("v", "a")):
+                return None
+    elif kind not in _UNI_KINDS + ("uni",):
+        return None
+    try:
+        uses = list(use_operands(inst))
+        if kind not in _VEC_KINDS + ("mem",):   # a VALU's implicit EXEC use is per lane here
+            uses += list(implicit_uses(inst))
+        defs = list(def_operands(inst)) + list(implicit_defs(inst))
+    except Exception:   # noqa: BLE001  (an instruction the ISA table does not describe)
+        return None
+    ridx = _sgpr_units(uses)
+    widx = _sgpr_units(defs)
+    if ridx is None or widx is None:
+        return None
+    if spec.name in ("s_cbranch_execz", "s_cbranch_execnz"):
+        ridx += [EXEC, EXEC + 1]
+    elif spec.name in ("s_cbranch_vccz", "s_cbranch_vccnz"):
+        ridx += [SPECIAL_SGPR["vcc"], SPECIAL_SGPR["vcc"] + 1]
+    if kind in _VEC_KINDS + ("mem",) and widx:
+        return None
+    writes_scc = "scc" in spec.imp_out or any(u == ("scc",) for u in implicit_defs(inst))
+    w = sorted(set(widx))
+    if w and w == list(range(w[0], w[-1] + 1)):
+        wsl = slice(w[0], w[-1] + 1)       # contiguous: a slice copies faster
+    else:
+        wsl = np.array(w, np.intp) if w else None
+    return (kind if kind in ("barrier", "mem") else ("vec" if kind in _VEC_KINDS else "uni"),
+            frozenset(ridx), _reads_scc(inst, spec), wsl, frozenset(w), writes_scc,
+            EXEC in w or EXEC + 1 in w, _sbit_mode(inst, spec) if kind == "salu" else None)
+
+
+def _scratch_mode(inst, spec):
+    """("scr", SGPR slots read, load?, register file, register, dwords, offset, SGPR offset
+    slot or None): a scratch load/store at one address (SGPR + offset, no VGPR address) in
+    every lane of every wave, or None."""
+    ex = spec.extra
+    size = ex.get("size", 0)
+    if size % 4 or ex.get("d16") or ex.get("lds"):
+        return None
+    ops = [getattr(o, "base", o) for o in inst.operands]
+    if len(ops) != 3:
+        return None
+    if ex["load"]:
+        reg, vaddr, saddr = ops
+    else:
+        vaddr, reg, saddr = ops
+    if not (isinstance(vaddr, Special) and vaddr.name == "off") or \
+            not (isinstance(reg, Reg) and reg.file in ("v", "a")):
+        return None
+    if isinstance(saddr, Special) and saddr.name == "off":
+        sl = None
+    else:
+        sl = _slot(saddr, 1)
+        if sl is None:
+            return None
+    return ("scr", frozenset(() if sl is None else (sl,)), bool(ex["load"]), reg.file,
+            reg.index, size // 4, int(inst.mod("offset", 0) or 0), sl)
+
+
+def _scratch_words(waves):
+    """One uint32 (W, 64, dwords) array holding the scratch of every wave (each wave's
+    ScratchMemory becomes a view of it), or None (no scratch, or different sizes)."""
+    sc = [wv.scratch for wv in waves]
+    if sc[0] is None or any(x is None or x.per_lane != sc[0].per_lane or
+                            x._store.shape != sc[0]._store.shape for x in sc):
+        return None
+    base = sc[0]._store.base
+    if base is not None and base.ndim == 3 and base.shape[0] == len(waves) and \
+            all(x._store.base is base and np.shares_memory(x._store, base[k])
+                for k, x in enumerate(sc)):
+        return base.view(np.uint32)
+    allw = np.empty((len(waves),) + sc[0]._store.shape, np.uint8)
+    for k, x in enumerate(sc):
+        allw[k] = x._store
+        x._store = x.data = allw[k]
+        x.words = allw[k].view(np.uint32)
+    return allw.view(np.uint32)
+
+
+def _scratch_batch(m, Vf, Af, SW, per_lane, s0, ex, W) -> bool:
+    """Run scratch form ``m`` (:func:`_scratch_mode`) for the running waves at once; False
+    when the address is unaligned or out of range (run wave by wave instead)."""
+    _, _, load, f, r, nd, off, sl = m
+    if not ex.any:
+        return True
+    o = off + (int(s0[sl]) if sl is not None else 0)
+    if o & 3 or o < 0 or o + 4 * nd > per_lane:
+        return False
+    R = Vf if f == "v" else Af
+    blk = SW[:, :, o >> 2:(o >> 2) + nd]            # (W, 64, nd)
+    if load:
+        x = blk.transpose(2, 0, 1).reshape(nd, W * 64)
+        if ex.all:
+            R[r:r + nd] = x
+        else:
+            np.copyto(R[r:r + nd], x, where=ex.mask)
+    else:
+        x = R[r:r + nd].reshape(nd, W, 64).transpose(1, 2, 0)
+        if ex.all:
+            blk[...] = x
+        else:
+            np.copyto(blk, x, where=ex.mask.reshape(W, 64)[:, :, None])
+    return True
+
+
+def _slot(op, n):
+    """SGPR slot of an ``n``-dword SGPR-file operand (even for n == 2), or None."""
+    b = getattr(op, "base", op)
+    if getattr(op, "neg", False) or getattr(op, "abs", False):
+        return None
+    u = _sgpr_units([b]) if isinstance(b, (Reg, Special)) else None
+    if not u or len(u) != n or u != list(range(u[0], u[0] + n)) or (n == 2 and u[0] % 2):
+        return None
+    return u[0]
+
+
+def _cmp_mode(inst, spec, closure):
+    """("cmp", SGPR slots read, destination slot (None: null), cmpx, (fn, r0, r1)): a VOPC of
+    W waves as one comparison of W*64 lanes, packed into each wave's mask."""
+    batch = getattr(closure, "vopc", None)
+    if batch is None or inst.opcode.endswith(("_dpp", "_sdwa")) or \
+            any(inst.has_mod(m) for m in _DPP_MODS) or spec.fn is None or \
+            "lane_id" in getattr(getattr(spec.fn, "__code__", None), "co_names", ("lane_id",)):
+        return None
+    ops = list(inst.operands)
+    if len(ops) == 2:
+        ops = [Special("vcc")] + ops
+    if len(ops) != 3:
+        return None
+    d = getattr(ops[0], "base", ops[0])
+    if isinstance(d, Special) and d.name == "null":
+        dst = None
+    else:
+        dst = _slot(d, 2)
+        if dst is None:
+            return None
+    try:
+        ridx = _sgpr_units(list(use_operands(inst)))
+    except Exception:   # noqa: BLE001
+        return None
+    if ridx is None:
+        return None
+    return ("cmp", frozenset(ridx), dst, bool(spec.extra.get("cmpx")), batch)
+
+
+_BITOPS = {
+    "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+    "andn2": lambda a, b: a & ~b, "orn2": lambda a, b: a | ~b, "nand": lambda a, b: ~(a & b),
+    "nor": lambda a, b: ~(a | b), "xnor": lambda a, b: ~(a ^ b), "andn1": lambda a, b: ~a & b,
+    "orn1": lambda a, b: ~a | b,
+}
+
+
+def _sbit_mode(inst, spec):
+    """(op, width, dst slot, source slots, saveexec, writes SCC) of an SALU bitwise operation
+    on SGPRs (s_and/or/xor/andn2/orn2/nand/nor/xnor_b32/b64, s_not, s_mov, the saveexec
+    family), which :func:`_sbit_batch` runs for all waves with numpy; or None."""
+    name = spec.name
+    parts = name.split("_")
+    if len(parts) < 3 or parts[0] != "s":
+        return None
+    saveexec = len(parts) == 4 and parts[2] == "saveexec" and parts[3] == "b64"
+    if saveexec:
+        op, wd = parts[1], 64
+        if op not in _BITOPS:
+            return None
+    elif len(parts) == 3 and parts[2] in ("b32", "b64") and \
+            (parts[1] in _BITOPS or parts[1] in ("not", "mov")) and parts[1] not in ("andn1", "orn1"):
+        op, wd = parts[1], int(parts[2][1:])
+    else:
+        return None
+    n = wd // 32
+    nsrc = 1 if saveexec or op in ("not", "mov") else 2
+    ops = inst.operands
+    if len(ops) != 1 + nsrc:
+        return None
+    slots = [_slot(o, n) for o in ops]
+    if any(x is None for x in slots):
+        return None
+    return (op, wd, slots[0], tuple(slots[1:]), saveexec, op != "mov")
+
+
+def _ds_mode(inst, spec):
+    """Batched form of an LDS instruction (see :func:`_ds_batch`) or None."""
+    ex = spec.extra
+    op = ex.get("op")
+    if inst.has_mod("gds") or ex.get("d16"):
+        return None
+    ops = [getattr(o, "base", o) for o in inst.operands]
+    if not all(isinstance(o, Reg) and o.file in ("v", "a") for o in ops):
+        return None
+    size = ex.get("size", 0)
+    if op in ("read", "write") and size % 4 == 0 and len(ops) == 2:
+        addr, reg = (ops[1], ops[0]) if op == "read" else (ops[0], ops[1])
+        if addr.file != "v":
+            return None
+        return ("ds" + op[0], addr.index, ((reg.file, reg.index),), size // 4,
+                (int(inst.mod("offset", 0) or 0),))
+    if op in ("read2", "write2") and size % 4 == 0:
+        st = ex["stride"] * size
+        offs = (int(inst.mod("offset0", 0) or 0) * st, int(inst.mod("offset1", 0) or 0) * st)
+        nd = size // 4
+        if op == "read2" and len(ops) == 2 and ops[1].file == "v":
+            d = ops[0]
+            return ("dsr", ops[1].index, ((d.file, d.index), (d.file, d.index + nd)), nd, offs)
+        if op == "write2" and len(ops) == 3 and ops[0].file == "v":
+            return ("dsw", ops[0].index, tuple((o.file, o.index) for o in ops[1:]), nd, offs)
+        return None
+    if op == "swizzle" and len(ops) == 2 and ops[0].file == "v" and ops[1].file == "v":
+        from ..semantics.lanes import swizzle_map
+        return ("swz", ops[1].index, ops[0].index,
+                np.asarray(swizzle_map(inst.mod("offset", 0)), np.intp))
+    if op in ("permute", "bpermute") and len(ops) == 3 and \
+            all(o.file == "v" for o in ops):
+        return (op, ops[1].index, ops[2].index, ops[0].index, int(inst.mod("offset", 0) or 0))
+    return None
+
+
+def _lane_mode(inst, name):
+    """v_readlane_b32 / v_writelane_b32 with an SGPR/constant lane select: ("rl"|"wl", lane
+    select (slot or -1 - constant), register, other operand slot or -1 - constant)."""
+    d, x, sel = (getattr(o, "base", o) for o in inst.operands)
+
+    def sslot(o):
+        if isinstance(o, Reg) and o.file == "s" and o.count == 1:
+            return o.index
+        if type(o).__name__ == "Imm" and isinstance(o.value, int):
+            return -1 - (o.value & 0xFFFFFFFF)
+        return None
+    ls = sslot(sel)
+    if ls is None:
+        return None
+    if name == "v_readlane_b32":
+        if not (isinstance(x, Reg) and x.file == "v" and isinstance(d, Reg) and d.file == "s"
+                and d.count == 1):
+            return None
+        return ("rl", ls, x.index, d.index)
+    xs = sslot(x)
+    if xs is None or not (isinstance(d, Reg) and d.file == "v" and d.count == 1):
+        return None
+    return ("wl", ls, d.index, xs)
+
+
+def sgpr_writes(inst):
+    """(SGPR slots written, writes SCC) of an instruction, or None when unknown."""
+    try:
+        defs = list(def_operands(inst)) + list(implicit_defs(inst))
+    except Exception:   # noqa: BLE001
+        return None
+    w = _sgpr_units(defs)
+    if w is None:
+        return None
+    return frozenset(w), any(u == ("scc",) for u in implicit_defs(inst)) or \
+        "scc" in getattr(lookup(inst.opcode), "imp_out", ("scc",))
+
+
+_DW = {k: np.arange(k, dtype=np.intp)[:, None] for k in (1, 2, 3, 4)}
+
+
+def _lds_words(waves):
+    """(uint32 view of one buffer holding every wave's LDS, per-lane dword offset of each
+    wave's LDS in it (W*64,), {ndw: highest valid byte address}) or (None, None, None)
+    when the workgroups' LDS are not segments of one buffer."""
+    stores = [wv.group.lds._store for wv in waves]
+    base = stores[0].base
+    size = waves[0].group.lds.data.size
+    if base is None or any(st.base is not base for st in stores) or base.dtype != np.uint8 or \
+            base.size % 4 or any(wv.group.lds.data.size != size for wv in waves) or size < 4:
+        return None, None, None
+    p0 = base.__array_interface__["data"][0]
+    offs = [(st.__array_interface__["data"][0] - p0) for st in stores]
+    if any(o % 4 for o in offs):
+        return None, None, None
+    seg = np.repeat(np.array(offs, np.intp) // 4, 64)
+    lim = {k: np.uint32(size - 4 * k) for k in (1, 2, 3, 4) if size >= 4 * k}
+    if len(lim) < 4:
+        return None, None, None
+    return base.view(np.uint32), seg, lim
+
+
+_BASE64 = {}
+
+
+def _wave_base(W):
+    """Per lane of W waves: 64 * its wave's position (lane maps of swizzle/permute)."""
+    b = _BASE64.get(W)
+    if b is None:
+        b = _BASE64[W] = np.repeat(np.arange(W, dtype=np.intp) * 64, 64)
+    return b
+
+
+def _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W) -> bool:
+    """Run LDS instruction form ``m`` (:func:`_ds_mode`) for the running waves at once, as
+    their closures would one wave after another (same values, same order of the stores);
+    False (nothing done) when an address is unaligned or out of range: the caller then runs
+    the instruction wave by wave for the exact behaviour or error."""
+    kind = m[0]
+    if kind in ("dsr", "dsw"):
+        _, areg, regs, nd, offs = m
+        if not ex.any:
+            return True
+        a = Vf[areg]
+        if ex.all:
+            seg = lds_seg
+        else:
+            sel = ex.sel
+            a = a[sel]
+            seg = lds_seg[sel]
+        lim = lds_lim[nd]
+        ws = []
+        for off in offs:
+            b = a + np.uint32(off) if off else a
+            if np.count_nonzero((b & np.uint32(3)) | (b > lim)):
+                return False
+            ws.append((b >> np.uint32(2)).astype(np.intp) + seg)
+        if kind == "dsr":
+            for w, (f, r) in zip(ws, regs):
+                R = Vf if f == "v" else Af
+                if ex.all:
+                    if nd == 1:
+                        R[r] = lds[w]
+                    else:
+                        R[r:r + nd] = lds[w[None, :] + _DW[nd]]
+                elif nd == 1:
+                    R[r, sel] = lds[w]
+                else:
+                    R[r:r + nd, sel] = lds[w[None, :] + _DW[nd]]
+            return True
+        # stores: one wave after another; in each wave block by block, dword by dword
+        idx, val = [], []
+        for w, (f, r) in zip(ws, regs):
+            R = Vf if f == "v" else Af
+            if ex.all:
+                x = R[r:r + nd]
+            else:
+                x = R[r:r + nd, sel]
+            idx.append(w[None, :] + _DW[nd])
+            val.append(x)
+        if len(idx) == 1 and nd == 1:
+            lds[idx[0][0]] = val[0][0]
+            return True
+        I = np.concatenate(idx)         # (blocks * nd, lanes)
+        X = np.concatenate(val)
+        if W > 1:
+            if ex.all:
+                J = I.shape[0]
+                I = I.reshape(J, W, 64).transpose(1, 0, 2)
+                X = X.reshape(J, W, 64).transpose(1, 0, 2)
+            else:
+                order = np.argsort(np.broadcast_to(sel >> 6, I.shape).ravel(), kind="stable")
+                I = I.ravel()[order]
+                X = X.ravel()[order]
+        lds[I.ravel()] = X.ravel()
+        return True
+    if kind == "swz":
+        _, src, dst, smap = m
+        g = (np.tile(smap, W) + _wave_base(W))
+        x = Vf[src][g]
+        if ex.all:
+            Vf[dst] = x
+        else:
+            x = np.where(ex.mask[g], x, np.uint32(0))
+            np.copyto(Vf[dst], x, where=ex.mask)
+        return True
+    _, areg, dreg, dst, off = m
+    g = (((Vf[areg].astype(np.int64) + off) >> 2) & 63) + _wave_base(W)
+    data = Vf[dreg]
+    if kind == "bpermute":
+        x = data[g]
+        if ex.all:
+            Vf[dst] = x
+        else:
+            np.copyto(Vf[dst], np.where(ex.mask[g], x, np.uint32(0)), where=ex.mask)
+        return True
+    v = np.zeros(W * 64, np.uint32)
+    if ex.all:
+        v[g] = data
+        Vf[dst] = v
+    else:
+        sel = ex.sel
+        v[g[sel]] = data[sel]
+        np.copyto(Vf[dst], v, where=ex.mask)
+    return True
+
+
+_DS_KINDS = ("dsr", "dsw", "swz", "permute", "bpermute")
+
+
+_ONES = {}
+
+
+def _cmp_batch(batch, view, ex, W):
+    """The lane masks (uint32 (W, 2): each wave's SGPR pair) of a VOPC run on ``view``, as
+    its closure computes them wave by wave (inactive lanes 0)."""
+    fn, r0, r1 = batch
+    res = fn(NP, r0(view), r1(view))
+    if res.shape[0] == 1:
+        res = res.repeat(W * 64)
+    mask = ex.mask
+    if mask is None:
+        mask = _ONES.get(W)
+        if mask is None:
+            mask = _ONES[W] = np.ones(W * 64, bool)
+    res = res & mask
+    return np.packbits(res.reshape(W, 64), axis=1, bitorder="little").view(np.uint32)
+
+
+def _sbit_batch(alt, S, act, ia):
+    """Run an SALU bitwise operation (:func:`_sbit_mode`) for the waves ``act`` (rows ``ia``
+    of ``S``; None: all) at once; sets their SCC; EXEC is left to the caller to resync."""
+    op, wd, d, srcs, saveexec, wscc = alt
+    rows = slice(None) if ia is None else ia
+    if wd == 64:
+        X = S.view(np.uint64)
+        sh = 1
+    else:
+        X = S
+        sh = 0
+    vals = [X[rows, x >> sh] for x in srcs]
+    if saveexec:
+        e = X[rows, EXEC >> 1].copy()
+        r = _BITOPS[op](vals[0], e)
+        X[rows, d >> sh] = e        # sdst gets the old EXEC, then EXEC the result
+        X[rows, EXEC >> 1] = r
+    else:
+        if op == "mov":
+            r = vals[0].copy()
+        elif op == "not":
+            r = ~vals[0]
+        else:
+            r = _BITOPS[op](vals[0], vals[1])
+        X[rows, d >> sh] = r
+    if wscc:
+        for wv, z in zip(act, (r != 0).tolist()):
+            wv.scc = z
