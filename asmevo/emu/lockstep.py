@@ -35,7 +35,7 @@ from .executor import LANE_COUNT as lane_count
 from .lockstep_forms import (_DS_KINDS, _cmp_batch, _ds_batch, _lds_words, _sbit_batch,  # noqa: F401
                              _scratch_batch, _scratch_words, classify, sgpr_writes)
 from .memory import EmuError, MemoryFault
-from .state import EXEC
+from .state import EXEC, lane_mask
 
 
 BARRIER, ENDPGM = -1, -2
@@ -85,14 +85,18 @@ class _Exec:
 
     __slots__ = ("all", "any", "mask", "_sel")
 
-    def __init__(self, waves, act, pos):
-        if len(act) == len(waves) and all(wv.exec_all for wv in act):
+    def __init__(self, S, act, ia):
+        """From the EXEC words in ``S`` (rows ``ia`` run; None: all)."""
+        if ia is None and all(wv.exec_all for wv in act):
             self.all, self.any, self.mask = True, True, None
         else:
-            W = len(waves)
-            m = np.zeros((W, 64), bool)
-            for wv in act:
-                m[pos[id(wv)]] = wv.exec_mask
+            W = S.shape[0]
+            m = np.unpackbits(np.ascontiguousarray(S[:, EXEC:EXEC + 2]).view(np.uint8),
+                              axis=1, bitorder="little").view(bool)
+            if ia is not None:
+                run = np.zeros(W, bool)
+                run[ia] = True
+                m[~run] = False
             self.all = False
             self.any = any(wv.exec_any for wv in act)
             self.mask = m.reshape(W * 64)
@@ -105,10 +109,20 @@ class _Exec:
         return self._sel
 
 
+def _sync_exec(act, S, ia):
+    """Each wave's cached EXEC (:meth:`Wave.sync_exec`) after its EXEC words changed."""
+    rows = S[:, EXEC:EXEC + 2] if ia is None else S[ia, EXEC:EXEC + 2]
+    for wv, e in zip(act, np.ascontiguousarray(rows).view(np.uint64)[:, 0].tolist()):
+        wv.exec_mask = lane_mask(e)
+        wv.exec_all = e == 0xFFFFFFFFFFFFFFFF
+        wv.exec_any = e != 0
+        wv.exec_n = e.bit_count()
+
+
 def run_lockstep(prog, waves, limit: int, fallback) -> None:
     """Run the ``waves`` of a lockstep set (all at the same pc) to ``s_endpgm``.
 
-    The waves at the lowest pc run together (:func:`_run_together`) until they diverge, reach
+    The waves at the lowest pc run together (:meth:`_Group.run_together`) until they diverge, reach
     a pc where other waves wait, a barrier or the end; waves at a barrier wait until every
     wave that has not ended reaches one.  ``fallback(prog, waves, limit)`` runs waves one at
     a time until a barrier (returns the waves at the barrier); it is used only for waves in
@@ -194,7 +208,7 @@ class _Group:
         mark = 0            # instructions counted into wv.lanes so far
 
         def exec_state():
-            ex = _Exec(self.waves, act, pos)
+            ex = _Exec(S, act, ia)
             view.exec_all, view.exec_any, view.exec_mask = ex.all, ex.any, ex.mask
             return ex
         ex = exec_state()
@@ -270,8 +284,7 @@ class _Group:
                                 if cmpx:
                                     S[rows, EXEC:EXEC + 2] = res[rows]
                                     nu = _renu(S, ia, nu, (EXEC, EXEC + 1))
-                                for wv in act:
-                                    wv.sync_exec()
+                                _sync_exec(act, S, ia)
                                 ex = exec_state()
                             pc += 1
                             continue
@@ -288,8 +301,7 @@ class _Group:
                             s0 = w0.scc
                             scc_u = all(wv.scc == s0 for wv in rest)
                         if wexec:
-                            for wv in act:
-                                wv.sync_exec()
+                            _sync_exec(act, S, ia)
                             ex = exec_state()
                         pc += 1
                         continue
