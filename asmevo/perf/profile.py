@@ -41,7 +41,9 @@ class InstructionRow:
         index: position in ``Kernel.instructions()`` (what edits and listings use).
         pc: byte offset of the instruction from the start of its kernel's code.
         text: the instruction as asmevo prints it.
-        hits: wave-instructions executed (``Hitcount``; summed over every wave of the launch).
+        hits: wave-instructions executed (``Hitcount``; summed over every wave of the launch);
+            for the static estimate, the expected executions per wave (block weight, may be
+            fractional).
         latency: clk from issue of this instruction to issue of the wave's next one,
             summed over hits (``Latency``).
         stall: clk of ``latency`` that the wave was ready but blocked (``Stall``).

@@ -215,3 +215,29 @@ def test_dynamic_model_ranks_nop_and_waits(corpus_dir, name):
         k.insert_before(_nth(k, base.windows[0].end), parse_instruction("s_nop 7"))
         nop = estimate(m, h["kernel"], harness=h).kernel(h["kernel"])
         assert nop.cycles >= base.cycles
+
+
+@pytest.mark.parametrize("name", DYNAMIC)
+def test_dynamic_model_occupancy_and_needless_wait(corpus_dir, name):
+    estimate = _dynamic()
+    h = _entry(corpus_dir, name)
+    path = corpus_dir / h["code_object"]
+    kname = h["kernel"]
+    base = estimate(_fresh(path), kname, harness=h).kernel(kname)
+    # VGPR grant raised until the occupancy halves: never faster
+    m = _fresh(path)
+    k = m.kernel(kname)
+    if k.descriptor is not None and base.occupancy >= 2:
+        k.descriptor = k.descriptor.copy()
+        k.descriptor.set_register_counts(num_vgprs=(512 // (base.occupancy // 2)) // 8 * 8)
+        low = estimate(m, kname, harness=h).kernel(kname)
+        assert low.occupancy <= base.occupancy // 2
+        assert low.cycles >= base.cycles
+    # a needless (duplicated) wait removed: never slower
+    m = _fresh(path)
+    k = m.kernel(kname)
+    waits = [i for i in k.instructions() if i.opcode == "s_waitcnt"]
+    if waits:
+        k.insert_after(waits[0], copy.deepcopy(waits[0]))
+        dup = estimate(m, kname, harness=h).kernel(kname)
+        assert base.cycles <= dup.cycles
