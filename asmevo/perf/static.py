@@ -586,7 +586,8 @@ def estimate_static(module, kernel, launch=None, *, machine=None, manager=None,
     exits: dict[int, _State] = {}
     per_block: dict[int, _BlockResult] = {}
     order = cfg.rpo()
-    order += [b for b in range(len(blocks)) if b not in set(order)]
+    in_rpo = set(order)
+    order += [b for b in range(len(blocks)) if b not in in_rpo]  # unreachable blocks
     rpo_pos = {b: i for i, b in enumerate(order)}
     for b in order:
         st = None
