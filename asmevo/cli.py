@@ -32,27 +32,171 @@ COMMANDS = {
 }
 
 
+#: sub-command -> the arguments that name an input file and may be ``-`` (standard input)
+STDIN_ARGS = {
+    "dis": ("input",), "asm": ("input",), "roundtrip": ("input",), "analyze": ("input",),
+    "run": ("input",), "verify": ("original", "candidate"), "equiv": ("a", "b"),
+    "profile": ("input",), "evolve": ("input",),
+}
+
+
+def version_text(prog: str) -> str:
+    """``PROG VERSION`` plus the target and the LLVM tools found (LLVM's ``--version`` style)."""
+    from . import __version__
+    lines = [f"{prog} {__version__}", "  Default target: amdgcn-amd-amdhsa--gfx942 (CDNA3)"]
+    try:
+        from .llvm import find_tool
+        lines.append(f"  LLVM tools: {os.path.dirname(find_tool('llvm-mc'))}")
+    except Exception:  # noqa: BLE001 - the version must print without LLVM installed
+        lines.append("  LLVM tools: not found (see README, 'LLVM tools')")
+    return "\n".join(lines) + "\n"
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest, prog: str = "asmevo", **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+        self.prog = prog
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(version_text(self.prog))
+        parser.exit(0)
+
+
+def add_version_argument(parser: argparse.ArgumentParser, prog: str) -> None:
+    """``--version``: print :func:`version_text` as is and exit 0."""
+    parser.add_argument("--version", action=_VersionAction, prog=prog,
+                        help="print the version, the target and the LLVM tools used, and exit")
+
+
+def _long_options(parser: argparse.ArgumentParser) -> dict[str, bool]:
+    """``--name`` -> whether it takes a value, for every long option of ``parser``."""
+    out = {}
+    for opt, action in parser._option_string_actions.items():  # noqa: SLF001
+        if opt.startswith("--"):
+            out[opt] = action.nargs != 0
+    return out
+
+
+def _value_options(parser: argparse.ArgumentParser) -> set[str]:
+    return {o for o, a in parser._option_string_actions.items() if a.nargs != 0}  # noqa: SLF001
+
+
+def normalize_argv(argv: list[str], parser: argparse.ArgumentParser,
+                   subparsers: dict[str, argparse.ArgumentParser] | None = None) -> list[str]:
+    """LLVM's single-dash long options (``-passes=dce``, ``-print-after-all``, ``-stats``):
+    ``-NAME[=V]`` becomes ``--NAME[=V]`` when ``--NAME`` is an option of the parser in use
+    (the sub-command's after its name).  Short options (``-o``, ``-p``), negative numbers, the
+    value of an option that takes one, and everything after ``--`` are left alone."""
+    out: list[str] = []
+    current = parser
+    longs, values = _long_options(parser), _value_options(parser)
+    expect_value = False
+    for n, tok in enumerate(argv):
+        if tok == "--":
+            out.extend(argv[n:])
+            break
+        if expect_value:
+            out.append(tok)
+            expect_value = False
+            continue
+        if subparsers and current is parser and tok in subparsers:
+            current = subparsers[tok]
+            longs, values = _long_options(current), _value_options(current)
+            out.append(tok)
+            continue
+        if tok.startswith("-") and not tok.startswith("--") and len(tok) > 2 and tok[1].isalpha():
+            name, eq, _ = tok[1:].partition("=")
+            if "--" + name in longs:
+                tok = "-" + tok
+        if tok.startswith("-") and "=" not in tok and tok in values:
+            expect_value = True
+        out.append(tok)
+    return out
+
+
+class StdinInputs:
+    """``-`` as an input file: standard input is read once into a temporary file (``.co``
+    when it starts with the ELF magic, else ``.s``) whose path replaces ``-``; messages name
+    it ``<stdin>`` (:meth:`rename`)."""
+
+    def __init__(self):
+        self.dir: str | None = None
+        self.path: str | None = None
+
+    def replace(self, args: argparse.Namespace, names: tuple[str, ...]) -> None:
+        dashes = [n for n in names if getattr(args, n, None) == "-"]
+        if len(dashes) > 1:
+            raise AsmevoError(f"standard input ('-') can be read only once; given for "
+                              f"{', '.join(dashes)}")
+        if not dashes:
+            return
+        import tempfile
+        from .limits import check_input_size, max_input_bytes
+        data = sys.stdin.buffer.read(max_input_bytes() + 1)
+        check_input_size(len(data), "<stdin>")
+        self.dir = tempfile.mkdtemp(prefix="asmevo-stdin-")
+        self.path = os.path.join(self.dir, "stdin" + (".co" if data[:4] == b"\x7fELF" else ".s"))
+        with open(self.path, "wb") as f:
+            f.write(data)
+        setattr(args, dashes[0], self.path)
+
+    def rename(self, e: AsmevoError) -> None:
+        """Name standard input ``<stdin>`` in ``e`` instead of the temporary file."""
+        if self.path is None:
+            return
+        if e.file == self.path:
+            e.file = "<stdin>"
+        if self.path in e.message:
+            e.message = e.message.replace(self.path, "<stdin>")
+            e.args = (e.message,)
+
+    def cleanup(self) -> None:
+        if self.dir:
+            import shutil
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``asmevo``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="asmevo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="asmevo", description=__doc__.splitlines()[0],
+                                     allow_abbrev=False,
+                                     epilog="LLVM conventions: '-' reads standard input / writes "
+                                            "standard output; long options may be written with "
+                                            "one dash (-o, -json); --version.")
+    add_version_argument(parser, "asmevo")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     mods = {}
+    subs = {}
     for name, (modname, help_) in COMMANDS.items():
         try:
             mod = importlib.import_module(f"asmevo.tools.{modname}")
         except ImportError:
             continue  # sub-command not built yet
         mods[name] = mod
-        p = sub.add_parser(name, help=help_, description=help_)
+        p = sub.add_parser(name, help=help_, description=help_, allow_abbrev=False)
         mod.add_arguments(p)
-    args = parser.parse_args(argv)
+        subs[name] = p
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser.parse_args(normalize_argv(argv, parser, subs))
+    except SystemExit as e:  # --help, --version (0) and usage errors (2)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     if not args.command:
         parser.print_help()
         return 2
-    return run_guarded(lambda: int(mods[args.command].run(args) or 0), f"asmevo {args.command}")
+    stdin = StdinInputs()
+
+    def body() -> int:
+        stdin.replace(args, STDIN_ARGS.get(args.command, ()))
+        return int(mods[args.command].run(args) or 0)
+
+    try:
+        return run_guarded(body, f"asmevo {args.command}", stdin.rename)
+    finally:
+        stdin.cleanup()
 
 
-def run_guarded(fn, prog: str) -> int:
+def run_guarded(fn, prog: str, on_error=None) -> int:
     """Run a tool's body ``fn() -> int`` with the error policy every asmevo command shares.
 
     * :class:`~asmevo.errors.AsmevoError` (bad input): ``PROG: <message with location>`` on
@@ -65,6 +209,8 @@ def run_guarded(fn, prog: str) -> int:
     try:
         return fn()
     except AsmevoError as e:
+        if on_error is not None:
+            on_error(e)
         print(f"{prog}: {e}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:

@@ -60,3 +60,17 @@ class ToolNotFoundError(AsmevoError):
 
 class ToolFailedError(AsmevoError):
     """An LLVM tool ran and failed; the message holds its diagnostics."""
+
+
+class LimitExceededError(AsmevoError):
+    """An input or a tool call went past one of asmevo's documented limits (time of an LLVM
+    tool call, input size, length of a number literal); the message names the limit and
+    how to raise it."""
+
+
+class ToolTimeoutError(ToolFailedError, LimitExceededError):
+    """An LLVM tool did not finish within ``ASMEVO_TOOL_TIMEOUT`` seconds and was killed."""
+
+
+class ToolCrashedError(ToolFailedError):
+    """An LLVM tool aborted (``LLVM ERROR``, a signal, a stack dump) on the input."""

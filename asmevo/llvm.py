@@ -9,6 +9,13 @@ Search order (first hit wins, per tool):
 
 LLVM 17 or later is required (it knows gfx942).  When nothing is found a
 :class:`~asmevo.errors.ToolNotFoundError` says how to install the tools.
+
+Every tool call is bounded: :func:`run_process` gives it ``ASMEVO_TOOL_TIMEOUT`` seconds
+(default :data:`DEFAULT_TOOL_TIMEOUT`; ``0`` means no limit), runs it in its own process
+group and kills the whole group when the time is up
+(:class:`~asmevo.errors.ToolTimeoutError`, exit 2, naming the limit).  A tool that
+aborts (``LLVM ERROR: ...`` with a stack dump, or killed by a signal) raises
+:class:`~asmevo.errors.ToolCrashedError` with the one line that says why, never the dump.
 """
 
 from __future__ import annotations
@@ -17,9 +24,10 @@ import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 
-from .errors import ToolFailedError, ToolNotFoundError
+from .errors import AsmevoError, ToolCrashedError, ToolFailedError, ToolNotFoundError, ToolTimeoutError
 
 TRIPLE = "amdgcn-amd-amdhsa"
 MCPU = "gfx942"
@@ -27,6 +35,103 @@ _VERSIONS = (22, 21, 20, 19, 18, 17)
 INSTALL_HINT = ("install LLVM 17 or later with AMDGPU support, e.g. on Debian/Ubuntu: "
                 "apt-get install llvm-19 lld-19, or set ASMEVO_LLVM_BIN to a directory "
                 "holding llvm-mc, llvm-objdump and ld.lld")
+
+
+#: Seconds an LLVM tool call may take (``ASMEVO_TOOL_TIMEOUT`` overrides; 0: no limit).
+DEFAULT_TOOL_TIMEOUT = 120.0
+TIMEOUT_ENV = "ASMEVO_TOOL_TIMEOUT"
+
+
+def tool_timeout() -> float | None:
+    """The time limit of one LLVM tool call in seconds (``None``: no limit).
+
+    Raises:
+        AsmevoError: ``ASMEVO_TOOL_TIMEOUT`` is not a number >= 0.
+    """
+    env = os.environ.get(TIMEOUT_ENV)
+    if env is None or env.strip() == "":
+        return DEFAULT_TOOL_TIMEOUT
+    try:
+        v = float(env)
+    except ValueError:
+        v = -1.0
+    if not v >= 0 or v != v or v == float("inf"):
+        raise AsmevoError(f"{TIMEOUT_ENV}={env!r}: expected a number of seconds >= 0 "
+                          "(0: no limit)")
+    return v or None
+
+
+_CRASH_MARKS = ("PLEASE submit a bug report", "Stack dump:", "LLVM ERROR:")
+_LLVM_ERROR = re.compile(r"^LLVM ERROR: (.*)$", re.M)
+
+
+def crash_reason(stderr: str, returncode: int) -> str | None:
+    """The one-line reason when a tool aborted rather than reporting a diagnostic
+    (``LLVM ERROR: ...``, a stack dump, or death by a signal); ``None`` otherwise."""
+    if returncode >= 0 and not any(m in stderr for m in _CRASH_MARKS):
+        return None
+    m = _LLVM_ERROR.search(stderr)
+    if m:
+        return m.group(1).strip()
+    if returncode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    first = next((ln.strip() for ln in stderr.splitlines()
+                  if ln.strip() and not ln.startswith(("PLEASE", "Stack dump", " #", "0.", "1."))),
+                 "")
+    return first or "crashed (stack dump)"
+
+
+def run_process(argv: list[str], *, input: bytes | str | None = None, what: str | None = None,
+                file: str | None = None, timeout: float | None = -1.0,
+                cwd: str | None = None) -> subprocess.CompletedProcess:
+    """Run ``argv`` with captured output, bounded in time; return the completed process
+    (whatever its exit status: the caller reads the diagnostics).
+
+    ``timeout``: seconds, ``None`` for no limit, default :func:`tool_timeout`.  The process
+    runs in a new session (its own process group); on timeout the whole group is killed.
+
+    Raises:
+        ToolTimeoutError: it did not finish in time (``file``: the user's input, for the
+            message); the message names the limit and ``ASMEVO_TOOL_TIMEOUT``.
+        ToolFailedError: it could not be started.
+    """
+    if timeout is not None and timeout < 0:
+        timeout = tool_timeout()
+    text = isinstance(input, str)
+    name = what or os.path.basename(argv[0])
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text,
+                                start_new_session=True, cwd=cwd)
+    except OSError as e:
+        raise ToolFailedError(f"cannot run {name}: {e.strerror or e}", file=file) from None
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise ToolTimeoutError(
+            f"{name} did not finish within {timeout:g} s and was stopped (the time limit of one "
+            f"LLVM tool call; raise it with {TIMEOUT_ENV}=SECONDS, 0 for no limit)",
+            file=file) from None
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill ``proc``'s process group (it leads its own session) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.communicate(timeout=10)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
 
 
 def _candidate_dirs() -> list[str]:
@@ -69,17 +174,72 @@ def find_tool(name: str) -> str:
 
 
 def run_tool(name: str, args: list[str], *, input: bytes | str | None = None,
-             what: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run LLVM tool ``name`` with ``args``; return the completed process.
+             what: str | None = None, timeout: float | None = -1.0,
+             file: str | None = None) -> subprocess.CompletedProcess:
+    """Run LLVM tool ``name`` with ``args``, bounded by :func:`tool_timeout` (or
+    ``timeout`` seconds; ``None``: no limit); return the completed process.
 
     Raises:
         ToolNotFoundError: the tool is missing.
+        ToolTimeoutError: it ran past the time limit (killed with its process group).
+        ToolCrashedError: it aborted (``LLVM ERROR``, a signal): the reason, not the dump.
         ToolFailedError: it exited non-zero (message = its stderr, prefixed by ``what``).
     """
     exe = find_tool(name)
-    text = isinstance(input, str)
-    proc = subprocess.run([exe, *args], input=input, capture_output=True, text=text, timeout=timeout)
+    proc = run_process([exe, *args], input=input, what=what or name, file=file, timeout=timeout)
     if proc.returncode != 0:
-        err = proc.stderr if text else proc.stderr.decode(errors="replace")
-        raise ToolFailedError(f"{what or name} failed:\n{err.strip()}")
+        err = proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode(errors="replace")
+        why = crash_reason(err, proc.returncode)
+        if why is not None:
+            raise ToolCrashedError(f"{what or name} aborted: {why}", file=file)
+        raise ToolFailedError(f"{what or name} failed:\n{err.strip()}", file=file)
     return proc
+
+
+_SIZE_DIRECTIVE = re.compile(r"^([ \t]*\.size[ \t]+)([^,\n;]+?)[ \t]*,[ \t]*([^;\n#]*?)[ \t]*(?:[;#].*)?$",
+                             re.M)
+_LABEL_DEF = re.compile(r"^[ \t]*([A-Za-z_.$][\w.$]*):", re.M)
+_COV_DIRECTIVE = re.compile(r"^([ \t]*\.amdhsa_code_object_version[ \t]+)(\S+)", re.M)
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _absolute_size(expr: str, labels: set[str]) -> bool:
+    """Whether a ``.size`` expression is one llvm-mc can evaluate to a constant: an integer, or
+    the difference of two labels defined in the file (``.Lfunc_end0-vadd_f32``)."""
+    e = expr.strip()
+    if re.fullmatch(r"\(?\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)?", e):
+        return True
+    m = re.fullmatch(r"\(?\s*([A-Za-z_.$][\w.$]*)\s*-\s*([A-Za-z_.$][\w.$]*)\s*\)?", e)
+    return bool(m) and m.group(1) in labels and m.group(2) in labels
+
+
+def explain_crash(tool: str, why: str, text: str | None, filename: str | None) -> AsmevoError:
+    """The error for ``tool`` aborting with ``LLVM ERROR: why`` on assembly ``text`` (of
+    ``filename``): located at the directive of the file that causes it when known
+    (a ``.size`` whose expression is not absolute, an unsupported
+    ``.amdhsa_code_object_version``), else naming the reason; never the stack dump."""
+    from .errors import AsmSyntaxError
+    if text is not None and "Size expression must be absolute" in why:
+        labels = set(_LABEL_DEF.findall(text))
+        for m in _SIZE_DIRECTIVE.finditer(text):
+            if not _absolute_size(m.group(3), labels):
+                line, col = _line_col(text, m.start(3))
+                return AsmSyntaxError(
+                    f".size {m.group(2).strip()}, {m.group(3)}: the size expression is not "
+                    "absolute; expected a number or the difference of two labels defined in this "
+                    f"file (llvm-mc aborts on it: LLVM ERROR: {why})", file=filename, line=line,
+                    column=col)
+    if text is not None and "Code Object Version" in why:
+        m = _COV_DIRECTIVE.search(text)
+        if m:
+            line, col = _line_col(text, m.start(2))
+            return AsmSyntaxError(f".amdhsa_code_object_version {m.group(2)}: not a version "
+                                  f"{tool} supports; expected 4, 5 or 6 ({tool} aborts on it: "
+                                  f"LLVM ERROR: {why})", file=filename, line=line, column=col)
+    return ToolCrashedError(f"{tool} aborted on this input: LLVM ERROR: {why} (an LLVM failure "
+                            "triggered by the file, reported without its stack dump)",
+                            file=filename)

@@ -18,7 +18,7 @@ import tempfile
 
 from ..errors import AsmevoError, AsmSyntaxError, ToolFailedError, ToolNotFoundError
 from ..fileio import write_output
-from ..llvm import MCPU, TRIPLE, find_tool
+from ..llvm import MCPU, TRIPLE, crash_reason, find_tool, run_process
 
 _DIAG = re.compile(r"^(?:<stdin>|[^:\n]*):(\d+):(\d+): (error|warning): (.*)$", re.M)
 _TARGET = re.compile(r'^\s*\.amdgcn_target\s+"([^"]*)"', re.M)
@@ -69,7 +69,12 @@ def mc_args(text: str) -> list[str]:
     return args
 
 
-def _diagnostic_error(stderr: str, filename: str) -> AsmevoError:
+def _diagnostic_error(stderr: str, filename: str, returncode: int = 1,
+                      text: str | None = None) -> AsmevoError:
+    why = crash_reason(stderr, returncode)
+    if why is not None:  # llvm-mc aborted: say what in the file caused it, not the dump
+        from ..llvm import explain_crash
+        return explain_crash("llvm-mc", why, text, filename)
     m = _DIAG.search(stderr)
     if m and m.group(3) == "error":
         line, col = int(m.group(1)), int(m.group(2))
@@ -86,9 +91,9 @@ def run_mc(text: str, extra: list[str], *, filename: str = "<input>") -> subproc
         AsmSyntaxError: llvm-mc reported an error (located at ``filename:line:col``).
     """
     exe = find_tool("llvm-mc")
-    proc = subprocess.run([exe, *mc_args(text), *extra], input=text, capture_output=True, text=True)
+    proc = run_process([exe, *mc_args(text), *extra], input=text, what="llvm-mc", file=filename)
     if proc.returncode != 0:
-        raise _diagnostic_error(proc.stderr, filename)
+        raise _diagnostic_error(proc.stderr, filename, proc.returncode, text)
     return proc
 
 
@@ -110,8 +115,8 @@ def assemble_bytes(text: str, *, filename: str = "<input>") -> bytes:
         out = os.path.join(d, "out.co")
         assemble_object(text, obj, filename=filename)
         exe = find_linker()
-        proc = subprocess.run([exe, "--no-undefined", "-shared", obj, "-o", out],
-                              capture_output=True, text=True)
+        proc = run_process([exe, "--no-undefined", "-shared", obj, "-o", out], input="",
+                           what="ld.lld", file=filename)
         if proc.returncode != 0:
             raise ToolFailedError(f"ld.lld failed:\n{proc.stderr.strip()}", file=filename)
         with open(out, "rb") as f:

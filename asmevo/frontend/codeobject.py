@@ -338,6 +338,9 @@ def _check_header(path: str, data: bytes) -> None:
             raise _fail(path, f"truncated or corrupt: section {i} (header at {base:#x}) covers bytes "
                               f"{sh_offset:#x}..{sh_offset + sh_size:#x}, past the end of the file "
                               f"({len(data):#x}); expected it to end within the file", base + 24)
+    if data[8] not in ABI_TO_COV:
+        raise _fail(path, f"ELF ABI version (EI_ABIVERSION) {data[8]} is not an AMDHSA code object "
+                          f"version; expected 2, 3 or 4 (code object v4, v5, v6)", 8)
     if e_type not in (1, 3):
         raise _fail(path, f"expected a relocatable or shared ELF (e_type 1 or 3), got e_type {e_type}", 16)
 
@@ -355,15 +358,17 @@ def read_code_object(path: str | os.PathLike) -> CodeObject:
             code object, got ..."), or a kernel descriptor lies outside its section.
     """
     path = os.fspath(path)
+    from ..limits import check_input_size, max_input_bytes
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(max_input_bytes() + 1)
     except FileNotFoundError:
         raise CodeObjectError("no such file", file=path) from None
     except IsADirectoryError:
         raise CodeObjectError("is a directory, expected a code object file", file=path) from None
     except OSError as e:
         raise CodeObjectError(f"cannot read: {e.strerror}", file=path) from None
+    check_input_size(len(data), path, "code object")
     _check_header(path, data)
     e_flags, = struct.unpack_from("<I", data, 48)
     abi = data[8]

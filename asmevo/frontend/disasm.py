@@ -296,6 +296,12 @@ class _Builder:
             end = min(max(end, f.value), nxt)
             if f.size > 0 and end < nxt and any(end <= a < nxt for a in label_addrs):
                 end = nxt  # labels after the symbol's end: the code goes on
+            for what, a in (("starts", f.value), ("ends", end)):
+                if a not in index and a != text_end:  # a corrupt st_value / st_size
+                    raise CodeObjectError(
+                        f"function symbol {f.name!r} (value {f.value:#x}, size {f.size}) {what} at "
+                        f"{a:#x}, inside an instruction; expected instruction boundaries",
+                        file=co.path, offset=t.offset + (a - t.addr))
             if f.size == 0:
                 end = self.trim_padding(f.value, end, insts, index, label_addrs)
             align = _pow2_align(f.value - t.addr)

@@ -62,11 +62,13 @@ def read_assembly_text(path: str | os.PathLike, *, allow_empty: bool = True) -> 
         raise AsmevoError("no such file", file=path)
     if os.path.isdir(path):
         raise AsmevoError("is a directory, expected an assembly file", file=path)
+    from ..limits import check_input_size, check_literals, max_input_bytes
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(max_input_bytes() + 1)
     except OSError as e:
         raise AsmevoError(f"cannot read: {e.strerror or e}", file=path) from None
+    check_input_size(len(raw), path, "assembly text")
     if raw[:4] == ELF_MAGIC:
         raise AsmevoError("this is a code object (ELF); expected assembly text (use 'asmevo dis' first)",
                           file=path)
@@ -80,7 +82,39 @@ def read_assembly_text(path: str | os.PathLike, *, allow_empty: bool = True) -> 
                               "code object", file=path, offset=text.index("\0"))
     if not allow_empty and not text.strip():
         raise AsmevoError("empty file; expected assembly text", file=path, line=1, column=1)
+    check_literals(text, path)
+    check_incbin(text, path)
     return text
+
+
+_INCBIN = __import__("re").compile(r'^([ \t]*\.incbin[ \t]+)"([^"\n]*)"', __import__("re").M)
+
+
+def check_incbin(text: str, path: str) -> None:
+    """``.incbin "FILE"`` must name a regular file within the input size limit: llvm-mc reads
+    a device or a pipe (``/dev/zero``) until memory or time runs out.
+
+    Raises:
+        AsmevoError: located at the file name of the directive.
+    """
+    if ".incbin" not in text:
+        return
+    from ..limits import check_input_size
+    for m in _INCBIN.finditer(text):
+        target = m.group(2)
+        line = text.count("\n", 0, m.start()) + 1
+        col = len(m.group(1)) + 2
+        full = target if os.path.isabs(target) else os.path.join(os.getcwd(), target)
+        if os.path.exists(full) and not os.path.isfile(full):
+            raise AsmevoError(f".incbin \"{target}\": not a regular file (a device, pipe or "
+                              "directory); expected a file of data to include", file=path,
+                              line=line, column=col)
+        if os.path.isfile(full):
+            try:
+                check_input_size(os.path.getsize(full), path, f".incbin \"{target}\"")
+            except AsmevoError as e:
+                e.offset, e.line, e.column = None, line, col
+                raise
 
 
 def load(path: str | os.PathLike) -> Module:
