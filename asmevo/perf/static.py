@@ -56,6 +56,11 @@ instruction's first issue attempt to the next instruction's, times ``hits``; ``s
 the part blocked by waits, dependencies, pipes, nops and barriers; ``idle`` 0 (a single
 wave has no other wave to wait for).
 
+Instruction classes, pipe occupancy, ALU latencies, MFMA passes and dependent-issue wait
+states come from :mod:`asmevo.perf.costs` (:func:`~asmevo.perf.costs.cost_of`,
+:func:`~asmevo.perf.costs.mfma_read_ready`), which reads the same machine description;
+register roles from :func:`asmevo.analysis._isa.facts`.
+
 What this leaves out (see docs/perf.md): other waves' contention for a pipe beyond the
 throughput bound, real trip counts and branch outcomes, cache behaviour from addresses,
 LDS bank conflicts, instruction-cache misses, barrier skew between waves.
@@ -63,11 +68,9 @@ LDS bank conflicts, instruction-cache misses, barrier skew between waves.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 
 from ..analysis._isa import facts
-from ..analysis.waitcnt import parse_waitcnt
 from ..ir.operands import reg_units
 from .profile import InstructionRow, KernelProfile, Profile
 
@@ -91,22 +94,6 @@ POLICY = {
 _RES = ("valu", "mfma", "scalar", "lds", "membw")
 _RES_CLASS = {"valu": "valu", "mfma": "mfma", "scalar": "scalar", "lds": "lds",
               "membw": "memory-bandwidth"}
-
-_MEM_SIZE = [("dwordx4", 16), ("dwordx3", 12), ("dwordx2", 8), ("dword", 4), ("b128", 16),
-             ("b96", 12), ("b64", 8), ("b32", 4), ("u64", 8), ("i64", 8), ("f64", 8),
-             ("x2", 8), ("short", 2), ("b16", 2), ("u16", 2), ("i16", 2), ("byte", 1),
-             ("b8", 1), ("u8", 1), ("i8", 1), ("f32", 4), ("u32", 4), ("i32", 4)]
-_WS_RE = re.compile(r"(\d+)")
-
-
-def _mem_bytes(op: str) -> int:
-    """Bytes per lane a memory opcode moves (4 when the suffix says nothing)."""
-    for suf, n in _MEM_SIZE:
-        if suf in op:
-            mul = 2 if ("read2" in op or "write2" in op) else 1
-            return n * mul
-    return 4
-
 
 class _Params:
     """The machine values the estimate reads, once per machine (clk, bytes)."""
