@@ -343,13 +343,20 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool,
         if isinstance(v, float):
             return False  # 16/21-bit integer fields
         if cls == "SMEM_OFFSET":
+            if name == "soffset_unsigned":
+                return 0 <= v < (1 << 20)
             return -(1 << 20) <= v < (1 << 20)
         if name == "simm16":
             return -(1 << 15) <= v < (1 << 16)
         if name == "simm":  # s_set_gpr_idx_on mode bits
             return 0 <= v < 16
+        if name == "uimm16":
+            return 0 <= v < (1 << 16)
         return True
     if cls in ("IMM", "HWREG", "SENDMSG", "WAITCNT", "GPR_IDX", "SWIZZLE", "LABEL", "KIMM32"):
+        if isinstance(b, Imm) and cls in ("HWREG", "SENDMSG") and (
+                isinstance(b.value, float) or not 0 <= b.value < (1 << 16)):
+            return False  # llvm-mc: "invalid immediate: only 16-bit values are legal"
         return isinstance(b, (Imm, Label, Expr, Func, FuncList))
     if cls == "SADDR":  # an SGPR (pair for global_*) or off
         return b == Special("off") or (isinstance(b, Reg) and b.file in ("s", "ttmp"))
@@ -394,6 +401,8 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool,
     if isinstance(b, Special):
         if b.name in ("off",):
             return False
+        if cls == "SGPR":  # a register operand: src_scc, src_shared_base... are constants
+            return b.name in _SGPR_SPECIALS
         return bool(files & {"s", "ttmp"}) and (b.name in _SGPR_SPECIALS
                                                 or b.name in _SRC_CONSTANTS)
     if isinstance(b, Imm):
@@ -490,6 +499,9 @@ def _normalize(info, inst: Instruction, specs: list, enc: str) -> list:
     if enc == "SMEM" or op.startswith(("s_load", "s_store", "s_buffer", "s_atomic",
                                        "s_scratch")):
         out = [(n, "SOFFSET", w) if c == "IMM" else (n, c, w) for n, c, w in out]
+        if op.startswith("s_buffer_"):  # "expected a 20-bit unsigned offset"
+            out = [("soffset_unsigned", c, w) if c == "SMEM_OFFSET" else (n, c, w)
+                   for n, c, w in out]
     if op in _LANE_OPS:
         out = [(n, "SCSRC", w) if c == "SGPR" and w == 1 and i > 0 else (n, c, w)
                for i, (n, c, w) in enumerate(out)]
@@ -538,6 +550,58 @@ _NO_OUTPUT_MODS = ("v_mfma", "v_smfmac", "v_accvgpr", "v_readlane", "v_writelane
                    "v_not_", "v_or3", "v_perm", "v_alignb")
 
 
+_CPOL = ("glc", "slc", "sc0", "sc1", "nt")
+#: modifiers whose presence per instruction comes from :mod:`asmevo.frontend.valu_modifiers`
+_TABLE_KEYS = {"clamp": "clamp", "mul": "omod", "div": "omod", "op_sel": "op_sel",
+               "op_sel_hi": "op_sel_hi", "neg_lo": "neg_lo_hi", "neg_hi": "neg_lo_hi"}
+_TABLE_WORDS = {"clamp": "clamp", "omod": "output-modifier (mul:/div:)", "op_sel": "op_sel",
+                "op_sel_hi": "op_sel_hi (packed-math (VOP3P) instructions have one)",
+                "neg_lo_hi": "neg_lo/neg_hi (packed-math (VOP3P) and DOT instructions have one)"}
+_DPP_CTRL = frozenset({"quad_perm", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr",
+                       "wave_rol", "wave_ror", "row_mirror", "row_half_mirror", "row_bcast",
+                       "row_newbcast"})
+#: The order in which llvm-mc takes optional operands: each instruction's LLVM asm string
+#: lists them in this order (``offen offset:N sc0``, ``op_sel... clamp``, ``clamp mul:2
+#: dst_sel... src1_sel...``, ``quad_perm row_mask bank_mask bound_ctrl``, ``cbsz abid
+#: blgp``) and the matcher accepts them only so; the cache-policy bits are one operand
+#: (any order among themselves).  Same order as llvm-objdump prints them.
+_MOD_ORDER = (["format", "idxen", "offen", "addr64", "offset", "offset0", "offset1",
+               _CPOL, "lds", "tfe", "gds", "op_sel", "op_sel_hi", "neg_lo", "neg_hi", "clamp",
+               ("mul", "div"), "dst_sel", "dst_unused", "src0_sel", "src1_sel",
+               tuple(sorted(_DPP_CTRL)), "row_mask", "bank_mask", "bound_ctrl", "fi", "cbsz",
+               "abid", "blgp", "neg"])
+MOD_RANK = {n: r for r, g in enumerate(_MOD_ORDER) for n in ((g,) if isinstance(g, str) else g)}
+
+
+def _order_problem(inst: Instruction) -> tuple[str, str] | None:
+    """Modifiers given twice or out of llvm-mc's order (:data:`MOD_RANK`); two DPP
+    controls, or DPP without one (AMDGPUAsmParser: "not a valid operand")."""
+    seen: set = set()
+    last, last_name = -1, None
+    ctrls = []
+    for name, _v in inst.modifiers:
+        if name in seen:
+            return (f"modifier '{name}' is given twice", name)
+        seen.add(name)
+        if name in _DPP_CTRL:
+            ctrls.append(name)
+        r = MOD_RANK.get(name)
+        if r is None:
+            continue
+        if r < last:
+            return (f"modifier '{name}' must come before '{last_name}' (llvm-mc takes "
+                    f"optional operands in a fixed order)", name)
+        last, last_name = r, name
+    if len(ctrls) > 1:
+        return (f"only one DPP control is allowed, got {' and '.join(ctrls)}", ctrls[1])
+    if inst.opcode.endswith("_dpp") and not ctrls and any(n in _DPP_MODS for n, _v in
+                                                           inst.modifiers):
+        name = next(n for n, _v in inst.modifiers if n in _DPP_MODS)
+        return ("a DPP instruction needs a DPP control (quad_perm, row_shl, row_newbcast...) "
+                "before row_mask/bank_mask/bound_ctrl", name)
+    return None
+
+
 def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
     """A modifier that cannot appear on this kind of instruction: (message, modifier name).
 
@@ -553,36 +617,94 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
     dpp = op.endswith("_dpp") or op == "v_nop"  # llvm-objdump prints DPP v_nop unsuffixed
     sdwa = op.endswith("_sdwa") or op == "v_nop"
     valu = fam.startswith(("VOP",))
+    rec = _field(info, "name", None) or op
     for name, _v in inst.modifiers:
         where = None
+        table_no = None
+        key = _TABLE_KEYS.get(name)
+        if key is not None and op.startswith("v_"):
+            from .valu_modifiers import takes
+            t = takes(rec if not op.endswith(_VARIANTS) else op, key)
+            if t is False:
+                table_no = (f"modifier '{name}' is not valid for {op}: its encoding has no "
+                            f"{_TABLE_WORDS[key]} field (LLVM VOP profile, llvm-mc for gfx942)",
+                            name)
+            elif t:
+                if name in ("op_sel", "op_sel_hi") and _field(info, "is_dot", False) and (
+                        name == "op_sel_hi" or any(_v if isinstance(_v, tuple) else (_v,))):
+                    return (f"invalid {name} operand for {op}: gfx940 DOT instructions take no "
+                            f"{name} (AMDGPUAsmParser validateOpSel)", name)
+                continue
         if name in _DPP_MODS:
             if not dpp:
                 where = "DPP (_dpp) instructions"
         elif name in _SDWA_MODS:
-            if not sdwa:
+            vop = (_field(info, "vop", None) or fam).upper()
+            if not sdwa or op == "v_nop":
                 where = "SDWA (_sdwa) instructions"
+            elif name == "src1_sel" and vop == "VOP1":
+                where = "two-source SDWA instructions (VOP2/VOPC), not VOP1"
+            elif name in ("dst_sel", "dst_unused") and (vop == "VOPC" or op.startswith("v_cmp")):
+                where = "SDWA instructions with a VGPR destination (not VOPC)"
         elif name in _MAI_MODS:
             if not op.startswith(("v_mfma", "v_smfmac")):
                 where = "MFMA instructions"
+            elif name == "blgp" and (op.startswith("v_smfmac") or "_f64" in op):
+                where = "MFMA instructions other than SMFMAC and f64 (\"blgp is not supported\")"
         elif name in ("glc", "slc", "nt", "sc0", "sc1"):
             if fam not in _MEM_FAMILIES - {"DS"}:
                 where = "vector and scalar memory instructions"
+            elif fam == "SMEM":
+                if name != "glc":
+                    return (f"modifier '{name}' is not valid for {op}: gfx942 scalar memory "
+                            f"instructions take only 'glc' (llvm-mc: \"invalid cache policy for "
+                            f"SMEM instruction\")", name)
+                if not op.startswith(_SMEM_CPOL):
+                    where = ("scalar loads, stores and atomics (not s_atc_probe, s_dcache_*, "
+                             "s_memtime)")
+            elif name in ("glc", "slc"):
+                return (f"modifier '{name}' is not valid for {op}: gfx940/gfx942 vector memory "
+                        f"instructions spell the cache policy sc0, sc1 and nt (glc/slc/dlc are "
+                        f"gfx90a and older; AMDGPUAsmParser, CDNA3 ISA guide \"Memory Scope\")",
+                        name)
+            elif op.startswith("buffer_wbinvl1"):
+                where = "memory instructions with a cache policy (buffer_wbinvl1 has none)"
         elif name in ("offen", "idxen", "addr64", "tfe", "lds"):
-            if fam not in ("MUBUF", "MTBUF") and not (name == "lds" and fam in _VMEM_FAMILIES):
+            if fam not in ("MUBUF", "MTBUF"):
                 where = "buffer instructions"
+            elif name == "lds" and not _LDS_LOAD.match(op):
+                where = ("buffer_load_{dword,ubyte,sbyte,ushort,sshort,format_x} (LDS DMA loads on "
+                         "gfx942)")
+            elif not inst.operands:
+                where = "buffer instructions with an address (not cache controls)"
         elif name == "format":
             if fam != "MTBUF":
                 where = "typed buffer (tbuffer_*) instructions"
         elif name == "gds":
-            where = "no gfx942 instruction (GDS is not supported on this GPU)"
+            if not op.startswith("ds_gws_"):
+                where = "ds_gws_* only (GDS is not supported on this GPU)"
         elif name in ("offset0", "offset1"):
             if fam != "DS" or not _DS_PAIR.match(op):
                 where = "two-address DS instructions (ds_read2*, ds_write2*, ds_wrxchg2*)"
+            elif isinstance(_v, int) and not isinstance(_v, bool) and not 0 <= _v <= 255:
+                return (f"invalid {name} value {_v} for {op}: expected 0..255 (8 bits)", name)
         elif name == "offset":
             if fam not in _MEM_FAMILIES:
                 where = "memory instructions"
             elif fam == "DS" and _DS_PAIR.match(op):
                 where = "single-address DS instructions (use offset0/offset1)"
+            elif not inst.operands or (fam == "SMEM" and not isinstance(
+                    inst.operands[-1].base if isinstance(inst.operands[-1], Src)
+                    else inst.operands[-1], (Reg, Special))):
+                # an SMEM immediate offset is an operand; offset:N comes only after an
+                # SGPR soffset (gfx9 SOE form, "s_load_dword s1, s[2:3], s0 offset:8")
+                where = ("memory instructions with an offset field (SMEM: only after an "
+                         "SGPR soffset)")
+            elif isinstance(_v, int) and not isinstance(_v, bool):
+                lo, hi, what = _OFFSET_RANGE.get(fam, (None, None, ""))
+                if lo is not None and not lo <= _v <= hi:
+                    return (f"offset:{_v} is out of range for {op}: expected a {what} offset "
+                            f"({lo}..{hi})", name)
         elif name in ("clamp", "mul", "div"):
             if not valu or dpp or op.endswith("_e32"):
                 where = "VOP3 (_e64) and SDWA instructions"
@@ -601,6 +723,48 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
                 where = "VOP3P and VOP3-only instructions"
         if where:
             return (f"modifier '{name}' is not valid for {op}; it applies to {where}", name)
+        if table_no is not None:
+            return table_no
+    if op.startswith("ds_gws_"):
+        if not inst.has_mod("gds"):
+            return (f"{op} needs the gds modifier (llvm-mc: \"too few operands\")", None)
+        b = inst.operands[0].base if inst.operands and isinstance(inst.operands[0], Src) \
+            else (inst.operands[0] if inst.operands else None)
+        if isinstance(b, Reg) and b.index % 2:
+            return (f"invalid register alignment: {b}: the ds_gws data VGPR must be even "
+                    f"aligned on gfx942", 0)
+    return _atomic_sc0_problem(inst, info, fam)
+
+
+#: SMEM instructions with a cache-policy (glc) field: loads, stores, atomics
+_LDS_LOAD = re.compile(r"buffer_(load_(dword|ubyte|sbyte|ushort|sshort|format_x)|store_lds_dword)$")
+_SMEM_CPOL = ("s_load", "s_buffer_load", "s_store", "s_buffer_store", "s_atomic",
+              "s_buffer_atomic", "s_scratch_load", "s_scratch_store")
+#: offset:N ranges llvm-mc 19 takes for gfx942 (AMDGPUAsmParser validateOffset /
+#: validateFlatOffset: MUBUF "16-bit unsigned", GLOBAL/SCRATCH "13-bit signed", FLAT
+#: "12-bit unsigned", DS 16-bit unsigned)
+_OFFSET_RANGE = {"MUBUF": (0, 65535, "16-bit unsigned"), "MTBUF": (0, 65535, "16-bit unsigned"),
+                 "GLOBAL": (-4096, 4095, "13-bit signed"), "SCRATCH": (-4096, 4095, "13-bit signed"),
+                 "FLAT": (0, 4095, "12-bit unsigned"), "DS": (0, 65535, "16-bit unsigned")}
+
+
+def _atomic_sc0_problem(inst: Instruction, info, fam: str) -> tuple[str, str | None] | None:
+    """gfx940 FLAT/GLOBAL atomics: the form that returns the old value (with a ``vdst``)
+    must set ``sc0``, the other must not (AMDGPUAsmParser validateCoherencyBits:
+    "instruction must use sc0" / "instruction must not use sc0")."""
+    if fam not in ("FLAT", "GLOBAL") or "_atomic" not in inst.opcode:
+        return None
+    rtn_ops = _field(info, "rtn_operands", None)
+    ops = _field(info, "operands", ()) or ()
+    if not rtn_ops or len(rtn_ops) == len(ops):
+        return None
+    returns = len(inst.operands) == len(rtn_ops)
+    has = inst.has_mod("sc0")
+    if returns and not has:
+        return (f"{inst.opcode} with a destination (returning the old value) must use sc0", None)
+    if not returns and has and len(inst.operands) == len(ops):
+        return (f"{inst.opcode} without a destination must not use sc0 (sc0 asks for the "
+                f"old value)", "sc0")
     return None
 
 
@@ -695,12 +859,15 @@ def _find_problem(inst: Instruction) -> tuple[str, int | str | None] | None:
         msg = check_register(op)
         if msg:
             return msg, k
+        if (op.base if isinstance(op, Src) else op) == Special("null"):
+            return ("'null' operand is not supported on gfx942 (a gfx10+ register; "
+                    "AMDGPUAsmParser: \"'null' operand is not supported on this GPU\")", k)
     info = _lookup(inst.opcode)
     if info is None:
         close = difflib.get_close_matches(inst.opcode, _all_mnemonics(), n=3, cutoff=0.75)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         return f"unknown mnemonic {inst.opcode!r} for gfx942{hint}", None
-    mp = _modifier_problem(inst, info)
+    mp = _modifier_problem(inst, info) or _order_problem(inst)
     if mp is not None:
         return mp
     specs = _specs(info, inst)
@@ -743,7 +910,13 @@ def _first_problem(inst: Instruction, specs: list, base: str = "") -> tuple[str,
             cls = "SSRC"
         if cls == "IMM" and inst.opcode == "s_setreg_imm32_b32":
             cls = "KIMM32"  # a 32-bit immediate despite its simm16 field name
-        if not _kind_ok(op, cls, width, name, mfma, operand_type(base or inst.opcode, width)):
+        if cls == "IMM" and inst.opcode == "s_set_gpr_idx_mode":
+            name = "simm"  # "invalid immediate: only 4-bit values are legal"
+        if cls == "IMM" and inst.opcode.startswith("s_cmpk_") and inst.opcode.endswith("_u32"):
+            name = "uimm16"  # unsigned compare immediate
+        strict = mfma and inst.opcode.startswith("v_smfmac") and name == "src2"  # the index
+        if not _kind_ok(op, cls, width, name, mfma and not strict,
+                        operand_type(base or inst.opcode, width)):
             want = _CLASS_WORDS.get(cls, cls if cls != "special" else f"'{name}'")
             return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op} is not {want}", k)
         w = _width_of(op)
@@ -838,24 +1011,39 @@ def _operand_rules(inst: Instruction, specs: list, base: str = "") -> tuple[str,
     if len(files) > 1:
         return ("invalid register class: data and dst should be all VGPR or all AGPR",
                 max(files.values()))
+    if ops and specs and specs[0][0] in ("sdata", "sdst") and opc.startswith(_SMEM_CPOL):
+        b0 = ops[0].base if isinstance(ops[0], Src) else ops[0]
+        if isinstance(b0, Special) and b0.name in ("m0", "exec", "exec_lo", "exec_hi"):
+            # LLVM SReg_*_XM0_XEXEC: SMEM data is never M0 or EXEC
+            return (f"invalid operand 1 ({specs[0][0]}) of {opc}: {b0} cannot hold scalar "
+                    f"memory data (SReg_XM0_XEXEC)", 0)
     if opc.startswith("v_"):
         # constant bus: one scalar value (SGPR, special or literal) per VALU instruction
         last = len(specs) - 1
         used: dict = {}
+        info = _lookup(opc)
+        if info is not None and "vcc_lo" in (_field(info, "implicit_uses", ()) or ()) \
+                and not opc.endswith("_e32") and opc.startswith("v_"):
+            used[("special", "vcc")] = None  # v_div_fmas reads VCC over the constant bus
         for k, (op, (name, cls, _w)) in enumerate(zip(ops, specs)):
-            is_src = name.startswith("src") or (cls == "special" and name.startswith("vcc")
-                                               and k == last and k > 0)
+            is_src = name.startswith("src") or cls == "KIMM32" or (
+                cls == "special" and name.startswith("vcc") and k == last and k > 0)
             if not is_src:
                 continue
             if opc == "v_writelane_b32" and base_is(op, Special("m0")):
                 continue  # the M0 lane select does not count
+            if cls == "KIMM32":  # v_fmamk/v_fmaak: the K constant is the literal
+                kb = op.base if isinstance(op, Src) else op
+                used.setdefault(("imm", kb.value) if isinstance(kb, Imm) else ("kimm",), k)
+                continue
             key = _scalar_key(op) or _literal_key(op, operand_type(base or opc, _w), _w)
             if key is not None:
                 used.setdefault(key, k)
         if len(used) > 1:
             return ("invalid operand (violates constant bus restrictions): gfx942 VALU "
-                    "instructions read at most one SGPR or literal", list(used.values())[1])
-        if opc.startswith(("v_mfma", "v_smfmac")) and len(ops) >= 4:
+                    "instructions read at most one SGPR or literal (an implicit VCC read "
+                    "counts)", list(used.values())[1])
+        if opc.startswith("v_mfma") and len(ops) >= 4:  # v_smfmac: src2 is the index
             d, c = (o.base if isinstance(o, Src) else o for o in (ops[0], ops[3]))
             if isinstance(d, Reg) and isinstance(c, Reg) and d.file != c.file:
                 return (f"invalid operand: MFMA src2 {c} and destination {d} must be in the same "
