@@ -99,19 +99,22 @@ def compile_branch(inst, spec, ctx, nxt):
     t = ctx.labels[b.name]
     name = spec.name
     if name == "s_branch":
-        return lambda wv: t
-    if name == "s_cbranch_scc0":
-        return lambda wv: nxt if wv.scc else t
-    if name == "s_cbranch_scc1":
-        return lambda wv: t if wv.scc else nxt
-    if name == "s_cbranch_vccz":
-        return lambda wv: nxt if wv.s[VCC] or wv.s[VCC + 1] else t
-    if name == "s_cbranch_vccnz":
-        return lambda wv: t if wv.s[VCC] or wv.s[VCC + 1] else nxt
-    if name == "s_cbranch_execz":
-        return lambda wv: nxt if wv.exec_any else t
-    if name == "s_cbranch_execnz":
-        return lambda wv: t if wv.exec_any else nxt
-    raise CompileError(name)
+        f = lambda wv: t                                        # noqa: E731
+    elif name == "s_cbranch_scc0":
+        f = lambda wv: nxt if wv.scc else t                     # noqa: E731
+    elif name == "s_cbranch_scc1":
+        f = lambda wv: t if wv.scc else nxt                     # noqa: E731
+    elif name == "s_cbranch_vccz":
+        f = lambda wv: nxt if wv.s[VCC] or wv.s[VCC + 1] else t  # noqa: E731
+    elif name == "s_cbranch_vccnz":
+        f = lambda wv: t if wv.s[VCC] or wv.s[VCC + 1] else nxt  # noqa: E731
+    elif name == "s_cbranch_execz":
+        f = lambda wv: nxt if wv.exec_any else t                # noqa: E731
+    elif name == "s_cbranch_execnz":
+        f = lambda wv: t if wv.exec_any else nxt                # noqa: E731
+    else:
+        raise CompileError(name)
+    f.branch = (name, t, nxt)   # for asmevo.emu.lockstep: per-wave conditions at once
+    return f
 
 

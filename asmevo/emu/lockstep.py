@@ -32,8 +32,9 @@ from __future__ import annotations
 import numpy as np
 
 from .executor import LANE_COUNT as lane_count
-from .lockstep_forms import (_DS_KINDS, _cmp_batch, _ds_batch, _lds_words, _sbit_batch,  # noqa: F401
-                             _scratch_batch, _scratch_words, classify, sgpr_writes)
+from .lockstep_forms import (_DS_KINDS, _br_batch, _cmp_batch, _ds_batch,  # noqa: F401
+                             _lds_words, _sbit_batch, _scratch_batch, _scratch_words, classify,
+                             sgpr_writes)
 from .memory import EmuError, MemoryFault
 from .state import EXEC, lane_mask
 
@@ -291,6 +292,16 @@ class _Group:
                         m = None
                 if m is not None:
                     kind, ridx, rscc, wsl, wset, wscc, wexec, alt = m
+                    if alt is not None and alt[0] == "br" and \
+                            ((nu and not ridx.isdisjoint(nu)) or (rscc and not scc_u)):
+                        npcs = _br_batch(alt, S, act, ia)
+                        p0 = npcs[0]
+                        if all(p == p0 for p in npcs):
+                            pc = p0
+                            continue
+                        for wv, p in zip(act, npcs):    # the group splits
+                            wv.pc = p
+                        return []
                     if alt is not None and nu and not ridx.isdisjoint(nu):
                         if wexec:
                             self._count(act, n - mark)

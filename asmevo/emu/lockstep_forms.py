@@ -23,7 +23,7 @@ from .state import EXEC, SPECIAL_SGPR, TTMP_BASE
 _VEC_KINDS = ("valu", "vop3p", "mix")
 
 
-_UNI_KINDS = ("salu", "sopc", "branch", "nop", "barrier")
+_UNI_KINDS = ("salu", "sopc", "branch", "nop", "barrier", "endpgm")
 
 
 _DPP_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "row_bcast", "row_mirror",
@@ -138,7 +138,33 @@ def classify(inst, closure=None) -> tuple | None:
         wsl = np.array(w, np.intp) if w else None
     return (kind if kind in ("barrier", "mem") else ("vec" if kind in _VEC_KINDS else "uni"),
             frozenset(ridx), _reads_scc(inst, spec), wsl, frozenset(w), writes_scc,
-            EXEC in w or EXEC + 1 in w, _sbit_mode(inst, spec) if kind == "salu" else None)
+            EXEC in w or EXEC + 1 in w, _sbit_mode(inst, spec) if kind == "salu" else
+            _br_mode(closure) if kind == "branch" else None)
+
+
+def _br_mode(closure):
+    """("br", name, target, next) of a conditional branch (its closure's ``branch``)."""
+    b = getattr(closure, "branch", None)
+    if b is None or b[0] == "s_branch":
+        return None
+    return ("br",) + tuple(b)
+
+
+_TAKEN_IF_SET = ("s_cbranch_scc1", "s_cbranch_vccnz", "s_cbranch_execnz")
+
+
+def _br_batch(alt, S, act, ia):
+    """Next pc of each running wave at a conditional branch whose condition differs."""
+    _, name, t, nxt = alt
+    if name in ("s_cbranch_scc0", "s_cbranch_scc1"):
+        c = [bool(wv.scc) for wv in act]
+    else:
+        i = EXEC if name.endswith(("execz", "execnz")) else SPECIAL_SGPR["vcc"]
+        rows = S[:, i:i + 2] if ia is None else S[ia, i:i + 2]
+        c = (rows.any(axis=1)).tolist()
+    if name in _TAKEN_IF_SET:
+        return [t if x else nxt for x in c]
+    return [nxt if x else t for x in c]
 
 
 def _scratch_mode(inst, spec):
