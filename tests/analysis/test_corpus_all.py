@@ -81,6 +81,7 @@ def test_aiter_reports_examined(corpus_dir, capsys):
     if not files:
         pytest.skip("no aiter code objects")
     summary = []
+    gave_up = []    # kernels where the oracle hit its step limit: counted, never a silent pass
     for p in files:
         m = load(p)
         for k in m.kernels:
@@ -90,7 +91,7 @@ def test_aiter_reports_examined(corpus_dir, capsys):
                 try:
                     assert has_dependence(k, am, max_steps=20_000), p.name
                 except TooManyPaths:
-                    pass
+                    gave_up.append(p.name)
             for v in h.violations:
                 assert v.rule in EXAMINED_HAZARD_RULES, (p.name, v.to_json())
                 assert v.available < v.required
@@ -106,3 +107,5 @@ def test_aiter_reports_examined(corpus_dir, capsys):
         print("\naiter: kernel, waitcnt lds_dma, waitcnt registers, hazards, budget")
         for row in summary:
             print("  ", *row)
+    # every reported register wait was confirmed by the oracle (none left undecided)
+    assert gave_up == [], f"the waitcnt oracle hit its step limit on {gave_up}: nothing was checked there"
