@@ -139,6 +139,7 @@ class StdinInputs:
         with open(self.path, "wb") as f:
             f.write(data)
         setattr(args, dashes[0], self.path)
+        args.stdin_path = self.path
 
     def rename(self, e: AsmevoError) -> None:
         """Name standard input ``<stdin>`` in ``e`` instead of the temporary file."""

@@ -8,7 +8,11 @@
   once, ``repeat<N>(...)`` loops.
 * :class:`Instrumentation` implements ``--print-before/after``, ``--time-passes``,
   ``--stats`` and ``--verify-each`` (static checks after every pass that
-  changed code: a pass may not add a violation that was not there before it).
+  changed code: a pass may not add a violation that was not there before it),
+  ``--print-changed`` (a kernel's IR after each pass that changed it),
+  ``--print-on-crash`` (the IR after a pass that raised or failed ``--verify-each``),
+  ``--debug-pass-manager`` (which pass ran on which kernel, or was skipped and why)
+  and the JSON record of ``--json`` (:meth:`Instrumentation.to_json`).
 
 Statistics are measured by the manager from the code itself (so a pass cannot
 misreport them): instructions removed / added / modified in place / moved,
@@ -186,7 +190,9 @@ class Instrumentation:
 
     def __init__(self, *, print_before: Iterable[str] = (), print_after: Iterable[str] = (),
                  print_before_all: bool = False, print_after_all: bool = False,
-                 verify_each: bool = False, out: Any = None):
+                 verify_each: bool = False, out: Any = None, print_changed: bool = False,
+                 print_on_crash: bool = False, crash_out: Any = None,
+                 debug_pass_manager: bool = False):
         self.print_before = set(print_before)
         self.print_after = set(print_after)
         self.print_before_all = print_before_all
@@ -198,11 +204,17 @@ class Instrumentation:
         self.runs: Counter = Counter()
         self.order: list[str] = []
         self.log: list[tuple[str, str, bool]] = []  # (pass, unit name, changed)
+        self.runs_log: list[dict] = []  # one record per pass run (the --json "runs")
+        self.print_changed = print_changed
+        self.print_on_crash = print_on_crash
+        self.crash_out = crash_out
+        self.debug_pass_manager = debug_pass_manager
+        self.verify_log: list[dict] = []  # --verify-each results per (pass, kernel)
 
     def _w(self, s: str) -> None:
         (self.out or sys.stderr).write(s)
 
-    def dump(self, when: str, name: str, unit: Kernel | Module) -> None:
+    def dump(self, when: str, name: str, unit: Kernel | Module, header: str | None = None) -> None:
         """Write an IR dump with an MLIR-style header."""
         what = f"kernel {unit.name}" if isinstance(unit, Kernel) else "module"
         buf = io.StringIO()
@@ -210,7 +222,51 @@ class Instrumentation:
             print_kernel(unit, buf)
         else:
             buf.write(print_module(unit))
-        self._w(f"; *** IR Dump {when} {name} ({what}) ***\n{buf.getvalue()}")
+        self._w(f"{header or f'; *** IR Dump {when} {name} ({what}) ***'}\n{buf.getvalue()}")
+
+    def debug(self, msg: str) -> None:
+        """A ``--debug-pass-manager`` line (as opt's ``Running pass: ...``)."""
+        if self.debug_pass_manager:
+            self._w(msg + "\n")
+
+    def start(self, module: Module, selected: list[Kernel]) -> None:
+        """Called once before the first pass (``--print-changed``: the IR at start;
+        ``--debug-pass-manager``: the kernels that are skipped and why)."""
+        chosen = {id(k) for k in selected}
+        for k in module.kernels:
+            if id(k) not in chosen:
+                self.debug(f"Skipping kernel {k.name}: not selected by --kernel")
+        if self.print_changed:
+            for k in selected:
+                self.dump("At Start:", "", k, header=f"; *** IR Dump At Start (kernel {k.name}) ***")
+
+    def changed_kernel(self, name: str, kernel: Kernel) -> None:
+        """Called for every kernel a run of pass ``name`` changed (``--print-changed``)."""
+        if self.print_changed:
+            self.dump("After", name, kernel)
+
+    def failed(self, name: str, units: list) -> None:
+        """Called when pass ``name`` raised or failed ``--verify-each`` on ``units``:
+        ``--print-on-crash`` writes their IR as the pass left it (to ``crash_out``, a path,
+        or stderr)."""
+        self.debug(f"Pass {name} failed")
+        if not self.print_on_crash:
+            return
+        buf = io.StringIO()
+        for u in units:
+            what = f"kernel {u.name}" if isinstance(u, Kernel) else "module"
+            body = io.StringIO()
+            if isinstance(u, Kernel):
+                print_kernel(u, body)
+            else:
+                body.write(print_module(u))
+            buf.write(f"; *** IR Dump After {name} Failed ({what}) ***\n{body.getvalue()}")
+        if isinstance(self.crash_out, str):
+            from ..fileio import write_output
+            write_output(self.crash_out, buf.getvalue())
+            self._w(f"; IR after the failing pass {name} written to {self.crash_out}\n")
+        else:
+            self._w(buf.getvalue())
 
     def before(self, name: str, unit: Any) -> None:
         """Called before a pass runs on ``unit``."""
@@ -249,6 +305,21 @@ class Instrumentation:
                 lines.append(f"    {name}.{k} = {extra[k]}")
         lines.append(f"{'total':<18}" + "".join(f"{tot[c]:>16}" for c in cols))
         return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict:
+        """Statistics, timing and the run log as JSON-ready data (``asmevo-opt --json``)."""
+        cols = ["removed", "added", "modified", "moved", "nop-wait-states-removed",
+                "waitcnt-removed", "waitcnt-changed"]
+        passes = []
+        for name in self.order:
+            st = self.stats[name]
+            passes.append({"name": name, "runs": self.runs[name],
+                           "seconds": round(self.times[name], 6),
+                           "stats": {**{c: st[c] for c in cols},
+                                     **{k: v for k, v in sorted(st.items()) if k not in cols
+                                        and not k.startswith("instructions-") and v}}})
+        return {"passes": passes, "total_seconds": round(sum(self.times.values()), 6),
+                "runs": list(self.runs_log), "verify_each": list(self.verify_log)}
 
     def time_report(self) -> str:
         """The ``--time-passes`` report: wall-clock seconds per pass, largest first."""
@@ -300,6 +371,7 @@ class PassManager:
         am = am or AnalysisManager(module, self.kernels)
         if am.module is None:
             am.module = module
+        self.inst.start(module, self._selected(module))
         for node in self.nodes:
             self._run_module_node(node, module, am)
         return am
@@ -323,7 +395,8 @@ class PassManager:
             for child in node.children:
                 self._run_module_node(child, module, am)
         else:  # repeat
-            for _ in range(node.count):
+            for it in range(node.count):
+                self.inst.debug(f"Running repeat<{node.count}> iteration {it + 1} on module")
                 for child in node.children:
                     self._run_module_node(child, module, am)
 
@@ -332,7 +405,9 @@ class PassManager:
         if isinstance(node, PassNode):
             self._run_pass(node, kernel, module, am)
         elif node.kind == "repeat":
-            for _ in range(node.count):
+            for it in range(node.count):
+                self.inst.debug(f"Running repeat<{node.count}> iteration {it + 1} on kernel "
+                                f"{kernel.name}")
                 for child in node.children:
                     self._run_kernel_node(child, kernel, module, am)
         else:  # nested kernel(...) inside kernel(...)
@@ -347,13 +422,17 @@ class PassManager:
         before = {id(k): list(k.instructions()) for k in module.kernels}
         viol_before = ({k.name: self._violations(k, am) for k in kernels}
                        if self.inst.verify_each else {})
+        where = f"kernel {unit.name}" if isinstance(unit, Kernel) else "module"
+        self.inst.debug(f"Running pass: {name} on {where}")
         self.inst.before(name, unit)
         t0 = time.perf_counter()
         try:
             res = p.run(unit, am)
         except AsmevoError:
+            self.inst.failed(name, [unit])
             raise
         except Exception as e:
+            self.inst.failed(name, [unit])
             where = f"kernel {unit.name}" if isinstance(unit, Kernel) else "the module"
             raise PassFailedError(f"pass {name!r} failed on {where}: "
                                   f"{type(e).__name__}: {e}") from e
@@ -366,11 +445,13 @@ class PassManager:
         res = res or PassResult()
         stats = Counter()
         changed = False
+        changed_kernels = []
         for k in module.kernels:
             old = before.get(id(k), [])
             new = list(k.instructions())
             if _changed(old, new) or id(k) not in before:
                 changed = True
+                changed_kernels.append(k)
                 stats.update(diff_stats(old, new))
                 am.invalidate(k, res.preserved if res.preserved is not None
                               else type(p).preserves)
@@ -383,13 +464,33 @@ class PassManager:
         self.inst.record(name, stats, dt)
         self.inst.log.append((name, unit.name if isinstance(unit, Kernel) else "module",
                               changed))
+        unit_name = unit.name if isinstance(unit, Kernel) else "module"
+        self.inst.runs_log.append({"pass": name, "unit": unit_name, "changed": changed,
+                                   "kernels_changed": [k.name for k in changed_kernels],
+                                   "seconds": round(dt, 6),
+                                   "stats": {k: v for k, v in sorted(stats.items()) if v}})
+        if changed:
+            self.inst.debug(f"  {name} changed " + ", ".join(f"kernel {k.name}"
+                                                           for k in changed_kernels)
+                            if changed_kernels else f"  {name} changed the module")
+        else:
+            self.inst.debug(f"  {name} made no change on {where}")
         self.inst.after(name, unit, changed)
+        for k in changed_kernels:
+            self.inst.changed_kernel(name, k)
+        if self.inst.verify_each and not changed:
+            self.inst.debug(f"  --verify-each skipped after {name}: no change")
         if self.inst.verify_each and changed:
             for k in kernels:
                 self._viol.pop(id(k), None)
                 after_v = self._violations(k, am)
                 new_v = Counter(after_v) - Counter(viol_before.get(k.name, []))
+                self.inst.verify_log.append({"pass": name, "kernel": k.name,
+                                             "new_violations": sorted(new_v.elements())})
+                self.inst.debug(f"  --verify-each after {name} on kernel {k.name}: "
+                                + (f"{sum(new_v.values())} new violation(s)" if new_v else "ok"))
                 if new_v:
+                    self.inst.failed(name, [k])
                     shown = "; ".join(sorted(new_v)[:5])
                     more = f" (+{sum(new_v.values()) - 5} more)" if sum(new_v.values()) > 5 \
                         else ""

@@ -12,7 +12,16 @@ patched in place (:func:`asmevo.backend.patch.patch_in_place`) when every
 change fits, else rebuilt (both through :func:`asmevo.backend.rebuild.write_code_object`;
 ``--stats`` says which).
 Without ``-o`` (or with ``-o -``) the assembly goes to stdout.  Reports
-(``--stats``, ``--time-passes``, IR dumps) go to stderr.
+(``--stats``, ``--time-passes``, IR dumps) go to stderr.  ``--json[=FILE]`` writes one
+JSON record (pipeline, per-pass statistics and timing, every pass run, the
+``--verify-each`` results and the ``--verify`` verdict, the exit status and any error) to
+stdout, or to FILE with ``--json-output=FILE``.  ``--print-changed`` prints a kernel's IR after each pass that changed it,
+``--print-on-crash[-path=FILE]`` the IR a failing pass left, ``--debug-pass-manager``
+which pass ran on which kernel (or was skipped, and why).
+
+LLVM conventions: ``-`` as the input reads standard input (a code object when it starts
+with the ELF magic, else assembly); single-dash long options (``-passes=dce``,
+``-print-after-all``, ``-stats``) are accepted; options are never abbreviated; ``--version``.
 
 Bad input, a bad pipeline, a failing plugin, a pass that fails
 ``--verify-each`` or a rejected ``--verify`` result: one message on stderr,
@@ -69,6 +78,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--harness", metavar="H.json", help="launch harness for --verify=diff|all")
     p.add_argument("--entry", metavar="NAME",
                    help="harness entry when --harness is a manifest list (as asmevo verify)")
+    p.add_argument("--print-changed", action="store_true",
+                   help="print a kernel's IR at the start and after each pass that changed it")
+    p.add_argument("--print-on-crash", action="store_true",
+                   help="when a pass raises or fails --verify-each, print the IR it left (stderr)")
+    p.add_argument("--print-on-crash-path", metavar="FILE", default=None,
+                   help="write the IR of --print-on-crash to FILE instead of stderr")
+    p.add_argument("--debug-pass-manager", action="store_true",
+                   help="log which pass runs on which kernel, or is skipped and why (stderr)")
+    p.add_argument("--json", action="store_true",
+                   help="write statistics, pass timing, the run log and the --verify verdict "
+                        "as JSON on stdout (needs -o FILE for the output)")
+    p.add_argument("--json-output", metavar="FILE", default=None,
+                   help="write that JSON record to FILE instead (implies --json)")
 
 
 def _load(path: str):
@@ -109,7 +131,7 @@ def _print_passes(out) -> None:
 
 
 def _write(module, out_path: str, in_path: str, verbose: bool = False,
-           shown: str | None = None) -> None:
+           shown: str | None = None) -> str:
     """Write ``module`` to ``out_path`` (``.co``/``.hsaco``: code object; else assembly);
     ``shown`` is the path named in messages (the final name when writing a temporary file)."""
     from ..fileio import write_output
@@ -124,7 +146,7 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False,
         if verbose:
             sys.stderr.write(f"{PROG}: {shown or out_path}: code object "
                              f"{'patched in place' if how == 'patched' else 'rebuilt'}\n")
-        return
+        return "patched" if how == "patched" else "rebuilt"
     from ..backend.rebuild import sync_text_metadata
     sync_text_metadata(module)   # passes that change register counts edit Kernel.metadata
     text = print_module(module)
@@ -132,9 +154,10 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False,
         sys.stdout.write(text)
     else:
         write_output(out_path, text, inputs=(in_path,))
+    return "assembly"
 
 
-def _verify(args, original, module) -> int:
+def _verify(args, original, module, record: dict | None = None) -> int:
     """``--verify``: 0 when accepted (the verdict is printed on stderr); 3 when unknown (the verdict is printed on stderr as
     unproved; the caller still writes the output); else (rejected) prints the verdict,
     returns 1 and nothing is written.  ``original`` and ``module`` are modules or paths:
@@ -143,6 +166,8 @@ def _verify(args, original, module) -> int:
     from ..passes import checks
     verdict = checks.verify_result(original, module, args.verify, args.harness, args.kernel,
                                    args.entry)
+    if record is not None:
+        record["verify"] = verdict.to_json()
     if verdict.accepted:
         sys.stderr.write(f"{PROG}: --verify={args.verify}: {verdict.text()}\n")
         return 0
@@ -158,9 +183,52 @@ def _verify(args, original, module) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run asmevo-opt with parsed ``args``; returns the exit status.
 
+    With ``--json`` the JSON record is written whatever happens (with ``"error"`` set
+    when the run fails).
+
     Raises:
         AsmevoError: bad input, pipeline, plugin, or a pass failure (exit 2).
     """
+    json_to = getattr(args, "json_output", None) or ("-" if getattr(args, "json", False) else None)
+    if json_to is None:
+        return _run(args, None)
+    if json_to == "-" and (args.output in (None, "-")) and not (
+            args.print_passes or args.print_pipeline_passes):
+        raise AsmevoError("--json writes to stdout, where the assembly goes too; give -o FILE "
+                          "for the output or --json-output=FILE")
+    if json_to != "-":
+        from ..frontend.loader import check_output_path
+        if not _is_direct(json_to):
+            check_output_path(json_to)
+    shown_input = ("<stdin>" if args.input and args.input == getattr(args, "stdin_path", None)
+                   else args.input)
+    record: dict = {"tool": PROG, "input": shown_input, "output": args.output or "-",
+                    "pipeline": args.passes, "error": None}
+    rc = 2
+    try:
+        rc = _run(args, record)
+        return rc
+    except AsmevoError as e:
+        record["error"] = str(e)
+        rc = e.exit_status
+        raise
+    finally:
+        record["exit_status"] = rc
+        import json
+        text = json.dumps(record, indent=1, default=str) + "\n"
+        if json_to == "-":
+            sys.stdout.write(text)
+        else:
+            from ..fileio import write_output
+            write_output(json_to, text, inputs=(args.input,) if args.input else ())
+
+
+def _is_direct(path: str) -> bool:
+    from ..fileio import is_direct
+    return is_direct(path)
+
+
+def _run(args: argparse.Namespace, record: dict | None) -> int:
     from ..passes import manager as mgr
     from ..passes.pipeline import parse_pipeline, pipeline_text
     from ..passes.plugin import load_pass_plugin
@@ -181,9 +249,11 @@ def run(args: argparse.Namespace) -> int:
     if args.print_pipeline_passes:
         sys.stdout.write(pipeline_text(nodes) + "\n")
         return 0
+    if record is not None:
+        record["pipeline"] = pipeline_text(nodes)
     if not args.input:
         raise AsmevoError("no input file")
-    if args.output and args.output != "-":
+    if args.output and args.output != "-" and not _is_direct(args.output):
         from ..frontend.loader import check_output_path
         check_output_path(args.output)  # before any work: a directory, a missing parent
     if args.verify in ("diff", "all") and not args.harness:
@@ -193,10 +263,20 @@ def run(args: argparse.Namespace) -> int:
     inst = mgr.Instrumentation(print_before=args.print_before, print_after=args.print_after,
                                print_before_all=args.print_before_all,
                                print_after_all=args.print_after_all,
-                               verify_each=args.verify_each)
+                               verify_each=args.verify_each,
+                               print_changed=getattr(args, "print_changed", False),
+                               print_on_crash=bool(getattr(args, "print_on_crash", False)
+                                                   or getattr(args, "print_on_crash_path", None)),
+                               crash_out=getattr(args, "print_on_crash_path", None),
+                               debug_pass_manager=getattr(args, "debug_pass_manager", False))
+    if record is not None:
+        record["kernels"] = [k.name for k in module.kernels
+                             if args.kernel is None or k.name in args.kernel]
     try:
         mgr.PassManager(nodes, kernels=args.kernel, instrumentation=inst).run(module)
     finally:
+        if record is not None:
+            record.update(inst.to_json())
         if args.stats:
             sys.stderr.write(inst.stats_report())
         if args.time_passes:
@@ -204,42 +284,64 @@ def run(args: argparse.Namespace) -> int:
     rc = 0
     out = args.output or "-"
     if args.verify and out != "-":
-        # Verify the bytes that will be kept: write a temporary file beside the output,
-        # verify the input against it, then rename it (or delete it when rejected).
+        # Verify the bytes that will be kept: write a temporary file beside the output
+        # (in the temporary directory for a device or a pipe), verify the input against
+        # it, then rename it (copy it into a device or pipe; delete it when rejected).
         import tempfile
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)),
-                                   prefix=".asmevo-opt-", suffix=os.path.splitext(out)[1] or ".s")
+        from ..fileio import commit_temp, is_direct, rename_target
+        tdir = (None if is_direct(out)
+                else os.path.dirname(os.path.abspath(rename_target(out))))
+        fd, tmp = tempfile.mkstemp(dir=tdir, prefix=".asmevo-opt-",
+                                   suffix=os.path.splitext(out)[1] or ".s")
         os.close(fd)
         try:
-            _write(module, tmp, args.input, verbose=args.stats, shown=out)
-            rc = _verify(args, args.input, tmp)
+            how = _write(module, tmp, args.input, verbose=args.stats, shown=out)
+            rc = _verify(args, args.input, tmp, record)
             if rc and rc != 3:
                 return rc
-            os.replace(tmp, out)
+            commit_temp(tmp, out)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+        if record is not None:
+            record["output_written"] = how
         return rc
     if args.verify:
-        rc = _verify(args, original, module)
+        rc = _verify(args, original, module, record)
         if rc and rc != 3:
             return rc
-    _write(module, out, args.input, verbose=args.stats)
+    how = _write(module, out, args.input, verbose=args.stats)
+    if record is not None:
+        record["output_written"] = how
     return rc
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``asmevo-opt`` console script; returns the exit status."""
+    from ..cli import StdinInputs, add_version_argument, normalize_argv, run_guarded
     parser = argparse.ArgumentParser(
         prog=PROG, description="run a pass pipeline over a code object or assembly file "
-                               "(docs/passes.md)")
+                               "(docs/passes.md)", allow_abbrev=False,
+        epilog="LLVM conventions: '-' as the input reads standard input, '-o -' writes standard "
+               "output; long options may be written with one dash (-passes=dce, -stats); "
+               "options are never abbreviated.")
     add_arguments(parser)
+    add_version_argument(parser, PROG)
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(normalize_argv(argv, parser))
     except SystemExit as e:  # argparse usage errors exit 2 already
-        return int(e.code or 0)
-    from ..cli import run_guarded
-    return run_guarded(lambda: run(args), PROG)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    stdin = StdinInputs()
+
+    def body() -> int:
+        stdin.replace(args, ("input",))
+        return run(args)
+
+    try:
+        return run_guarded(body, PROG, stdin.rename)
+    finally:
+        stdin.cleanup()
 
 if __name__ == "__main__":
     sys.exit(main())
