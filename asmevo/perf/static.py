@@ -11,9 +11,13 @@ a load, which a static model must assume because it sees no trip counts and no a
 Design (after Mesa ACO ``aco_statistics.cpp`` ``BlockCycleEstimator``; summarised in
 ``LOOP_AND_MODEL_ANCHORS.md`` section 3):
 
-* **one wave, in order, per block**: each block is simulated once, in reverse post-order;
-  its entry state is the max-join of its already-simulated predecessors' exit states
-  (back edges are ignored, as in ACO).  Times are clk from the block's start.
+* **one wave, in order, per block**: each block is simulated in reverse post-order; its
+  entry state is the max-join of its already-simulated predecessors' exit states.  As in
+  ACO a first pass ignores back edges; unlike ACO, loop bodies are then simulated a second
+  time with the back edges' exit states from the first pass joined in, and that second
+  pass gives their clk (``POLICY["loop_steady_state"]``): a wait at the top of a loop pays
+  for the loads the previous iteration left outstanding.  Times are clk from the block's
+  start.
 * **issue**: one instruction per wave per issue slot (``issue.wave_slot_clk``).  An
   instruction issues when (in this order of attribution) its ``s_waitcnt`` counters have
   dropped (``vmcnt``/``lgkmcnt``), its source registers are ready (``dependency``; MFMA
@@ -88,6 +92,10 @@ POLICY = {
     "divergent_branch": 0.75,
     # no addresses are known: half the loads are taken to hit L2, half to go to HBM
     "load_l2_fraction": 0.5,
+    # simulate loop bodies a second time from the join of their entry and their back edges
+    # (ACO simulates once, ignoring back edges): a wait at the top of a loop then pays for
+    # what the previous iteration left outstanding (software-pipelined loads)
+    "loop_steady_state": True,
 }
 
 # resources of the throughput bound (per SIMD)
@@ -576,26 +584,43 @@ def estimate_static(module, kernel, launch=None, *, machine=None, manager=None,
     in_rpo = set(order)
     order += [b for b in range(len(blocks)) if b not in in_rpo]  # unreachable blocks
     rpo_pos = {b: i for i, b in enumerate(order)}
+    costs_of: dict[int, list] = {}
     for b in order:
-        st = None
-        for p in cfg.graph.predecessors(b):
-            if p in exits and rpo_pos.get(p, 1 << 30) < rpo_pos[b]:
-                if st is None:
-                    st = exits[p].exit_relative()
-                else:
-                    st.join(exits[p].exit_relative())
-        if st is None:
-            st = _State()
-        insts = blocks[b].instructions
         costs = []
-        for inst in insts:
+        for inst in blocks[b].instructions:
             key = inst.key()
             c = cache.get(key)
             if c is None:
                 c = cache[key] = _decode(inst, P, machine)
             costs.append(c)
-        per_block[b] = _simulate(insts, costs, st, P, machine)
-        exits[b] = st
+        costs_of[b] = costs
+    in_loop = {x for lp in cfg.loops for x in lp.blocks}
+    passes = 2 if (in_loop and POLICY["loop_steady_state"]) else 1
+    prev_exits: dict[int, _State] = {}
+    for npass in range(passes):
+        exits = {}
+        for b in order:
+            st = None
+            for p in cfg.graph.predecessors(b):
+                if p == "exit":
+                    continue
+                if p in exits and rpo_pos.get(p, 1 << 30) < rpo_pos[b]:
+                    src = exits[p]          # forward edge: this pass
+                elif npass and p in prev_exits:
+                    src = prev_exits[p]     # back edge: the previous pass's iteration
+                else:
+                    continue
+                if st is None:
+                    st = src.exit_relative()
+                else:
+                    st.join(src.exit_relative())
+            if st is None:
+                st = _State()
+            r = _simulate(blocks[b].instructions, costs_of[b], st, P, machine)
+            exits[b] = st
+            if npass == 0 or b in in_loop or b not in per_block:
+                per_block[b] = r
+        prev_exits = exits
     # rows
     pcs = kernel_pcs(kernel)
     rows = []

@@ -155,3 +155,32 @@ def test_corpus_clang_kernels(corpus_dir):
             assert len(kp.instructions) == k.num_instructions()
             assert all(0 < w.share <= 1 for w in kp.windows)
             assert kp.bottleneck
+
+
+def test_loop_top_wait_pays_for_the_previous_iteration():
+    """A load issued at the bottom of a loop and waited for at its top (software pipelining):
+    the steady-state pass charges the wait (ACO's single pass would not)."""
+    body = """
+    global_load_dword v1, v[2:3], off
+    s_mov_b32 s4, 0
+    s_mov_b32 s5, 0
+    s_mov_b32 s6, 0
+    s_mov_b32 s7, 0
+    s_mov_b32 s8, 0
+    s_mov_b32 s9, 0
+    .LBB0_1:
+    s_waitcnt vmcnt(0)
+    v_add_f32_e32 v4, v1, v4
+    global_load_dword v1, v[2:3], off
+    s_add_u32 s4, s4, 1
+    s_cmp_lg_u32 s4, 16
+    s_cbranch_scc1 .LBB0_1
+    s_endpgm
+    """
+    kp = static(body)
+    wait = kp.instructions[7]
+    f = POLICY["load_l2_fraction"]
+    load = f * MI300X["latency.l2_hit"] + (1 - f) * MI300X["latency.hbm"]
+    # per iteration the wait covers the previous iteration's load minus the 4 slots from its
+    # issue to the end of the iteration (the entry path, 7 slots, is the max-join's loser)
+    assert wait.causes["vmcnt"] / wait.hits == pytest.approx(load - 4 * MI300X["issue.wave_slot_clk"])
