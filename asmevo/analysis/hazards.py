@@ -30,7 +30,11 @@ from ..ir.operands import Func, Imm, Reg, base_of, reg_units
 from . import Analysis
 from ._isa import facts, is_nop
 from .cfg import CFG
-from .waitcnt import is_memory_write
+from .waitcnt import is_memory_write, is_undecodable
+
+#: Wait states assumed needed next to an undecodable word (it may be any producer and any
+#: consumer): the largest count of any rule, an XDL MFMA of 16 passes + 3 (rules 22-24).
+UNDECODABLE_WAIT_STATES = 19
 
 
 @dataclass(frozen=True)
@@ -321,6 +325,11 @@ class HazardAnalysis(Analysis):
         tgt = getattr(self.module, "target", None) or ""
         self.xnack = "xnack-" not in tgt
         self.violations: list[Hazard] = []
+        #: positions of undecodable words (``.long``, :func:`asmevo.analysis.waitcnt.is_undecodable`):
+        #: each may be any producer or consumer, so the hazards near them are undecided and
+        #: :meth:`required_nops` answers :data:`UNDECODABLE_WAIT_STATES` there
+        self.undecodable = [(bi, ii) for bi, b in enumerate(blocks)
+                            for ii, i in enumerate(b.instructions) if is_undecodable(i)]
         self._by_inst: dict[int, list[Hazard]] = {}
         self._nop_run: dict[int, int] = {}
         for bi, b in enumerate(blocks):
@@ -619,10 +628,26 @@ class HazardAnalysis(Analysis):
             KeyError: ``inst`` is not in the kernel the analysis was built for."""
         bi, ii = self.cfg.position(inst)
         run = self._nop_run.get(id(inst), 0)
+        if self._near_undecodable(bi, ii, run):
+            return UNDECODABLE_WAIT_STATES
         need = 0
         for h in self._check(bi, ii, keep_all=True, extra=run):
             need = max(need, h.required - (h.available - run))
         return max(0, need)
+
+    def _near_undecodable(self, bi: int, ii: int, run: int = 0) -> bool:
+        """Whether ``(bi, ii)`` is an undecodable word, or one lies within
+        :data:`UNDECODABLE_WAIT_STATES` wait states before it (plus ``run``) on some path:
+        such a word may be any producer or consumer of every rule (issue 14)."""
+        if not self.undecodable:
+            return False
+        if is_undecodable(self.cfg.blocks[bi].instructions[ii]):
+            return True
+        for path in self._windows(bi, ii, UNDECODABLE_WAIT_STATES + run):
+            for b, hi, lo, _ in path:
+                if any(is_undecodable(i) for i in self.cfg.blocks[b].instructions[lo:hi + 1]):
+                    return True
+        return False
 
     def to_json(self) -> dict:
         """Violations and the rule table as plain data."""

@@ -24,6 +24,8 @@ Rules:
   understood (``uses_all``) uses every register (:func:`may_use_kill`);
 * the kernel exit uses nothing (``s_endpgm`` reads no register); a call or indirect jump
   (``s_swappc_b64``, ``s_call_b64``, ``s_setpc_b64``) uses every register of the kernel;
+* an undecodable word (``.long``, :func:`asmevo.analysis.waitcnt.is_undecodable`) may be
+  any instruction: it uses every register of the kernel and kills none (it may not write);
 * the entry defines what the kernel descriptor initialises
   (:meth:`asmevo.analysis._abi.KernelABI.entry_units`); anything else live into
   the entry is reported in :attr:`Liveness.undefined_at_entry`;
@@ -41,6 +43,7 @@ from . import Analysis
 from ._abi import kernel_abi
 from ._isa import effects, facts, is_vector_unit
 from .cfg import CFG, EXIT
+from .waitcnt import is_undecodable
 
 _INDEXED_ALWAYS = ("v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
 _CALLS = ("s_swappc_b64", "s_call_b64", "s_setpc_b64")
@@ -154,7 +157,8 @@ class Liveness(Analysis):
                 elif inst.opcode.startswith("s_set_gpr_idx_off"):
                     on = frozenset()
                 rows.append(self._use_def(inst, on))
-                if inst.opcode in _CALLS or (self.exec_aware and effects(inst).uses_all):
+                if inst.opcode in _CALLS or is_undecodable(inst) or (
+                        self.exec_aware and effects(inst).uses_all):
                     widen.append((bi, len(rows) - 1))
             self._ud.append(rows)
             if self.exec_aware:

@@ -318,7 +318,9 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
         a_insts, b_insts: the windows (lists of :class:`Instruction`).
         live_out: register units to compare (``("v", 0)``...); default: every
             unit either window writes (the strictest choice).
-        timeout_ms: z3 time budget for the query, in milliseconds.
+        timeout_ms: z3 budget for the query, in nominal milliseconds: a deterministic resource
+            limit of ``timeout_ms * RLIMIT_PER_MS`` z3 steps (so the answer does not depend on
+            the machine's load), with a wall-clock safety net (:func:`set_solver_limits`).
         float_mode: ``"fp"`` (IEEE via the z3 FP theory) or ``"uf"``
             (uninterpreted float functions: proofs stay valid, counterexamples
             through them are reported as unknown).
@@ -390,7 +392,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
                            counterexample=vals, live_out=names, differing=differs,
                            write_spaces=_spaces(differs, ra, rb))
     s = z3.Solver()
-    s.set("timeout", int(timeout_ms))
+    rl, c0 = set_solver_limits(s, timeout_ms)
     s.add(z3.Or([z3.Not(_as_bv_eq(a, b)) for _, a, b in diffs]))
     r = s.check()
     if r == z3.unsat:
@@ -409,8 +411,9 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
                                live_out=names)
         return EquivResult(EQUIVALENT, "proved (unsat)", live_out=names)
     if r == z3.unknown:
-        why = s.reason_unknown()
-        kind = "timeout" if ("timeout" in why or "canceled" in why) else "unsupported"
+        why = unknown_reason(s, rl, c0)
+        kind = "timeout" if ("timeout" in why or "canceled" in why or "limit" in why) \
+            else "unsupported"
         return EquivResult(UNKNOWN, f"solver: {why}", kind, live_out=names)
     model = s.model()
     differs = [n for n, a, b in diffs if z3.is_false(model.eval(_as_bv_eq(a, b), model_completion=True))]
@@ -838,13 +841,73 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                    else "no changed window")
 
 
-#: Per-query solver budget (ms) of the relational proof across blocks.
+#: Per-query solver budget of the relational proof across blocks, in nominal milliseconds
+#: (converted to a z3 resource limit, :func:`set_solver_limits`).
 RELATIONAL_QUERY_MS = 3000
-#: Wall-clock budget (s) of one kernel's relational proof; then the kernel stays unknown.
+#: Budget of one kernel's relational proof, in nominal seconds (a total z3 resource limit,
+#: :data:`RLIMIT_PER_MS`); then the kernel stays unknown.
 RELATIONAL_BUDGET_S = 35.0
 
+# -- deterministic solver limits (issue 14) ---------------------------------------------------
+#: z3 resource units (the ``rlimit`` parameter) per nominal millisecond of solver budget.
+#: Every budget the verifier gives z3 (``timeout_ms`` arguments, :data:`RELATIONAL_QUERY_MS`,
+#: :data:`RELATIONAL_BUDGET_S`, :data:`CONFIRM_TIMEOUT_MS`) is converted to a resource limit,
+#: which z3 counts in its own steps whatever the machine's load, so a verdict is a function
+#: of the input (same z3 version, same sequence of queries in the process: z3's term
+#: numbering, and so its search, depends on what the process built before).  Calibration
+#: (z3 4.x, 2 cores shared by several processes, 2026-12): 0.45-0.65 million units per
+#: second of wall time under that load; the relational proof of ``vadd_f32_O0`` without its
+#: spill (tests/verify/test_kernel_windows.py) needs about 37 million.
+RLIMIT_PER_MS = 1500
+#: Wall-clock safety net of one query: this many times its nominal budget, at least
+#: :data:`SAFETY_MIN_MS`.  It only guards against a solver that stalls inside one resource
+#: step; when it fires the answer is ``unknown`` (never ``equivalent``), so under extreme
+#: load a proof may become unknown, but an answer never flips between proved and refuted.
+SAFETY_FACTOR = 10
+SAFETY_MIN_MS = 30_000
 
-#: Solver budget (ms) of the query that confirms a window counterexample at kernel level.
+
+def set_solver_limits(s, budget_ms: float) -> tuple[int, int]:
+    """Give solver ``s`` the deterministic resource limit for ``budget_ms`` nominal
+    milliseconds (:data:`RLIMIT_PER_MS`) and the wall-clock safety net
+    (:data:`SAFETY_FACTOR`).  Returns ``(rlimit, z3's global resource count before the
+    query)`` for :func:`unknown_reason` and :func:`resources_used`."""
+    top = 2**32 - 1  # both are unsigned 32-bit z3 parameters
+    rl = min(top, max(1, int(budget_ms)) * RLIMIT_PER_MS)
+    s.set("rlimit", rl)
+    s.set("timeout", min(top, max(SAFETY_MIN_MS, int(budget_ms) * SAFETY_FACTOR)))
+    return rl, rlimit_count(s)
+
+
+def rlimit_count(s=None) -> int:
+    """z3's resource count (global to the z3 context, increasing)."""
+    st = (s or z3.Solver()).statistics()
+    try:
+        return int(st.get_key_value("rlimit count"))
+    except (z3.Z3Exception, KeyError):
+        return 0
+
+
+def resources_used(s, start: int) -> int:
+    """Resource units a query on ``s`` used since the count ``start``."""
+    return max(0, rlimit_count(s) - start)
+
+
+def unknown_reason(s, rlimit: int, start: int) -> str:
+    """Why ``s.check()`` returned unknown: ``"timeout: resource limit reached (deterministic)"`` when
+    the query used its whole resource limit, ``"wall-clock safety net"`` when the safety
+    timeout fired first (load-dependent; the caller must answer unknown), else z3's own
+    reason."""
+    why = s.reason_unknown()
+    if resources_used(s, start) >= rlimit or "resource limit" in why:
+        return "timeout: resource limit reached (deterministic)"
+    if "timeout" in why or "canceled" in why:
+        return "wall-clock safety net"
+    return why
+
+
+#: Solver budget (nominal ms, :data:`RLIMIT_PER_MS`) of the query that confirms a window
+#: counterexample at kernel level.
 CONFIRM_TIMEOUT_MS = 3000
 
 

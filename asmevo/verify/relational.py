@@ -49,8 +49,10 @@ Answers: ``equivalent`` only at a fixpoint where every block's obligations were 
 ``not equivalent`` only when an obligation of the entry block fails from the identity
 state and no edge leads back to the entry block (with a counterexample; the verifier
 still only reports it as evidence); ``unknown`` otherwise (an obligation refuted where
-the invariant may just be too weak, a solver timeout, the time budget, an instruction
-without z3 semantics, CFGs that do not correspond, a kernel too large).
+the invariant may just be too weak, a solver resource limit or the proof's resource
+budget (deterministic z3 ``rlimit`` counts, so the answer does not depend on the machine's
+load; a wall-clock safety net can only make it unknown), an instruction without z3
+semantics, CFGs that do not correspond, a kernel too large).
 """
 
 from __future__ import annotations
@@ -761,8 +763,13 @@ class _Prover:
                  float_mode: str):
         self.blocks = _structure(orig, cand)
         self.order = _reachable(self.blocks)
+        from .equiv import RLIMIT_PER_MS, SAFETY_MIN_MS
         self.timeout_ms = timeout_ms
-        self.deadline = time.monotonic() + budget_s
+        #: deterministic budget: z3 resource units for the whole proof (issue 14)
+        self.resources_left = int(budget_s * 1000) * RLIMIT_PER_MS
+        #: wall-clock safety net only (6x the nominal budget, at least SAFETY_MIN_MS): it can
+        #: only make the proof give up (unknown)
+        self.deadline = time.monotonic() + max(6 * budget_s, SAFETY_MIN_MS / 1000)
         self.float_mode = float_mode
         self.queries = 0
         bodies_o = [self.blocks[b].body_o for b in self.order]
@@ -785,8 +792,12 @@ class _Prover:
 
     # -- helpers ---------------------------------------------------------------------------
     def _check_time(self, where: str):
+        if self.resources_left <= 0:
+            raise _GiveUp("timeout", "the relational proof ran out of its solver resource "
+                          "budget", where)
         if time.monotonic() > self.deadline:
-            raise _GiveUp("timeout", "the relational proof ran out of its time budget", where)
+            raise _GiveUp("timeout", "the relational proof hit its wall-clock safety net "
+                          "(machine load; the resource budget was not used up)", where)
 
     def _execute(self, b: int, inv: frozenset, guessing: bool = False):
         """Run block ``b`` of both programs from ``inv``: (entry, state_o, state_c)."""
@@ -929,15 +940,17 @@ class _Prover:
         first = max(200, min(1000, self.timeout_ms // 3))
         tries = [(lambda: _TACTIC().solver(), first),
                  (z3.Solver, max(200, self.timeout_ms - first))]
+        from .equiv import resources_used, set_solver_limits, unknown_reason
         for make, ms in tries[:1] if quick else tries:
             self._check_time("")
             s = make()
-            s.set("timeout", int(ms))
+            rl, c0 = set_solver_limits(s, ms)  # deterministic: a resource limit, not a time
             s.add(*assumptions)
             s.add(goal)
             self.queries += 1
             t0 = time.monotonic()
             r = s.check()
+            self.resources_left -= resources_used(s, c0)
             if _TRACE:
                 print(f"relational: query {self.queries}: {len(named)} formula(s) -> {r} "
                       f"in {time.monotonic() - t0:.2f} s")
@@ -947,7 +960,11 @@ class _Prover:
                 m = s.model()
                 bad = [n for n, f in named if z3.is_false(m.eval(f, model_completion=True))]
                 return ("sat", bad, m)
-            why = s.reason_unknown()
+            why = unknown_reason(s, rl, c0)
+            if why == "wall-clock safety net":
+                # load-dependent: never let it decide which conjuncts are dropped
+                raise _GiveUp("timeout", "a solver query hit its wall-clock safety net "
+                              "(machine load)", "")
         return ("unknown", why)
 
     # -- the fixpoint ------------------------------------------------------------------------
@@ -1033,7 +1050,7 @@ class _Prover:
                 return (b, f"block {blk.name}: {', '.join(res[1])} may differ",
                         (res[2], entry, res[1]))
             if res[0] == "unknown":
-                raise _GiveUp("timeout" if "timeout" in res[1] or "canceled" in res[1]
+                raise _GiveUp("timeout" if "timeout" in res[1] or "limit" in res[1]
                               else "unsupported", f"block {blk.name}: solver: {res[1]}", blk.name)
             to = _branch_taken(blk.term_o, so)
             for s, kind in blk.succ.items():
@@ -1157,8 +1174,12 @@ def prove_relational(orig: Kernel, cand: Kernel, *, timeout_ms: int = 3000,
 
     Args:
         orig, cand: the kernels (their blocks are matched by index).
-        timeout_ms: z3 budget per query, in milliseconds.
-        budget_s: wall-clock budget of the whole proof, in seconds (then ``unknown``).
+        timeout_ms: z3 budget per query, in nominal milliseconds (a deterministic z3
+            resource limit, :func:`asmevo.verify.equiv.set_solver_limits`).
+        budget_s: budget of the whole proof, in nominal seconds: a deterministic total of
+            z3 resource units (``budget_s * 1000 * RLIMIT_PER_MS``); then ``unknown``.  A
+            wall-clock safety net of 6x ``budget_s`` (at least 30 s) can only make the
+            answer ``unknown``.
         max_instructions: larger kernels (either side) are ``unknown`` without trying.
         float_mode: ``"uf"`` (float operations as uninterpreted functions of the bit
             patterns: exact for NaN payloads) or ``"fp"`` (only for experiments: its

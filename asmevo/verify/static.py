@@ -773,6 +773,30 @@ def _order_point_waits(orig_mod: Module, ko: Kernel, cand_mod: Module | None,
     return out, unknown
 
 
+def _undecodable_words(kc: Kernel, ko: Kernel | None) -> str | None:
+    """The reason a changed kernel holding undecodable words (``.long`` words LLVM cannot
+    decode for gfx942, :func:`asmevo.analysis.waitcnt.is_undecodable`) is undecided, or None.
+
+    Such a word may be any instruction: read or write any register, count on any counter,
+    order memory, need or provide wait states.  The analyses treat it so (waits around it
+    are required, every register is live across it, the hazard search gives up near it),
+    but a verdict that depends on it can only be ``unknown`` (issue 14): when the kernel
+    differs from the original at all, the static layer answers ``unknown-unsupported`` for
+    it, and its waitcnt and hazard findings are reported as undecided instead of rejections.
+    An unchanged kernel is not affected (nothing to decide)."""
+    from ..analysis.waitcnt import is_undecodable
+    if ko is not None and not _differs(ko, kc):
+        return None
+    words = [i for k in (kc, ko) if k is not None for i in k.instructions() if is_undecodable(i)]
+    if not words:
+        return None
+    w = words[0]
+    at = f" at {w.address:#x}" if w.address is not None else ""
+    return (f"{kc.name}: the kernel holds {len(words)} undecodable word(s) ({w.text()}{at}) and "
+            "differs from the original; such a word may be any instruction, so the change "
+            "is not decided")
+
+
 def _differs(ko: Kernel, kc: Kernel) -> bool:
     """Whether the two kernels' instruction sequences differ (by value)."""
     a = [i.key() for i in ko.instructions()]
@@ -862,12 +886,19 @@ def check_static(orig: Module | None, cand: Module, *, kernels: list[str] | None
             buckets[st_].append(e)
         buckets[Status.REJECTED_ABI] += undefined_reads(cand, f, orig, o)
         notes += allocation_notes(f)
+        words = _undecodable_words(f.kernel, o.kernel if o is not None else None)
         if memory_order:
             for kind, st in (("waitcnt", Status.REJECTED_WAITCNT), ("hazard", Status.REJECTED_HAZARD)):
                 ev, why = check_memory_order(kind, cand, f, orig, o)
-                buckets[st] += ev
+                if words:  # they depend on what the words are: undecided, not rejected
+                    unknown += [f"{e.message} (next to undecodable words, not decided)"
+                                for e in ev]
+                else:
+                    buckets[st] += ev
                 if why:
                     unknown.append(why)
+        if words:
+            unknown.append(words)
     for st, ev in buckets.items():
         if ev:
             return Verdict(st, ev[0].message, ev, notes=notes)
