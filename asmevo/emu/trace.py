@@ -82,7 +82,14 @@ class Tracer:
         self.insts = prog.insts
         self.grid, self.block = tuple(grid), tuple(block)
         # one probe per instruction (None for non-memory ones), and one for the end
-        self._probes = [_probe(i) for i in prog.insts] + [None]
+        probes = getattr(prog, "_trace_probes", None)    # kept with the compiled Program
+        if probes is None or len(probes) != len(prog.insts) + 1:
+            probes = [_probe(i) for i in prog.insts] + [None]
+            try:
+                prog._trace_probes = probes
+            except AttributeError:
+                pass
+        self._probes = probes
         self._none = [None] * (len(prog.insts) + 1)
 
     def run_group(self, prog, waves, limit: int) -> None:

@@ -44,7 +44,8 @@ def _launch_from_harness(harness, entry=None, seed: int = 0):
 
 
 def estimate(module, kernel, launch=None, *, machine: Machine | str | None = None,
-             harness=None, entry: str | None = None, seed: int = 0) -> Profile:
+             harness=None, entry: str | None = None, seed: int = 0,
+             full_trace: bool = False) -> Profile:
     """Estimate where ``kernel`` (a Kernel of ``module`` or its name) spends its time.
 
     Dynamic (``source="model-trace"``) when a ``launch`` (an
@@ -54,6 +55,8 @@ def estimate(module, kernel, launch=None, *, machine: Machine | str | None = Non
     (:func:`asmevo.perf.static.estimate_static`, ``source="model-static"``).
 
     ``machine``: a :class:`Machine`, a TOML path (:func:`load_machine`) or None (MI300X).
+    ``full_trace``: trace every workgroup rather than those of CU 0 (slower; exact hit
+    counts, and the replayed CU is the one with the most work; see :mod:`asmevo.perf.dynamic`).
     Deterministic: the same input gives the same cycles.
 
     Raises:
@@ -74,7 +77,8 @@ def estimate(module, kernel, launch=None, *, machine: Machine | str | None = Non
         launch, dyn_lds = _launch_from_harness(harness, entry, seed)
     if launch is not None:
         from .dynamic import estimate_dynamic
-        return estimate_dynamic(module, kernel, launch, machine=m, dynamic_lds=dyn_lds)
+        return estimate_dynamic(module, kernel, launch, machine=m, dynamic_lds=dyn_lds,
+                                full_trace=full_trace)
     # ---- dispatch point: no launch -> the static estimate (asmevo/perf/static.py) ----------
     from .static import estimate_static
     return estimate_static(module, kernel, None, machine=m)

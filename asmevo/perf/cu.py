@@ -66,7 +66,24 @@ class _Op:
                  "coexec", "smem", "is_vload")
 
 
+_OPS: dict = {}
+
+
 def _decode(inst, m: Machine) -> _Op:
+    """The :class:`_Op` of ``inst`` (cached per instruction value and machine)."""
+    try:
+        key = (inst.key(), id(m))
+    except TypeError:
+        return _decode1(inst, m)
+    o = _OPS.get(key)
+    if o is None:
+        if len(_OPS) > 200_000:
+            _OPS.clear()
+        o = _OPS[key] = _decode1(inst, m)
+    return o
+
+
+def _decode1(inst, m: Machine) -> _Op:
     from ..analysis._isa import facts
     c = cost_of(inst, m)
     o = _Op()
@@ -180,14 +197,16 @@ def _wait_release(q: list, n: int) -> float:
 
 
 def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
-                machine: Machine = MI300X, memory: CUMemory | None = None) -> CUResult:
+                machine: Machine = MI300X, memory: CUMemory | None = None,
+                ops: list | None = None) -> CUResult:
     """Replay ``groups`` (``[(wg_linear, [WaveTrace...]), ...]`` in dispatch order) on one CU.
 
     ``insts``: the kernel's instructions (index order, as the traces' pcs);
     ``occupancy``: waves per SIMD that fit (1..8); ``lds_per_wg``: LDS bytes per workgroup.
     """
     m = machine
-    ops = [_decode(i, m) for i in insts]
+    if ops is None:
+        ops = [_decode(i, m) for i in insts]
     nins = len(ops)
     mem = memory or CUMemory(m)
     nsimd = int(m["simds_per_cu"])

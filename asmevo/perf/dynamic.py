@@ -6,12 +6,15 @@ How the launch becomes one CU's replay:
 
 * workgroup ``i`` (linear id, x fastest) goes to CU ``i mod cus`` (round robin; with
   304 CUs a CU gets workgroups i, i + 304, ...), and XCD ``i mod 8``;
-* the replayed CU is the one with the most executed wave-instructions (ties: the lowest
-  CU); ``cu_cycles`` is its time, and ``cycles`` (the launch) is the same figure, since
-  the launch ends when that CU does (no dispatch overhead is added);
-* ``hits`` count every wave of the launch; ``latency``/``stall``/``idle``/``causes`` are
-  the replayed CU's clk scaled by (waves of the launch / waves of that CU), so that they
-  sum over the launch's waves as a thread trace of every CU would.
+* by default only CU 0's workgroups are traced and replayed (the rest of the launch runs
+  untraced, at the emulator's full speed); with ``full_trace=True`` every workgroup is
+  traced and the replayed CU is the one with the most executed wave-instructions (ties:
+  the lowest CU).  ``cu_cycles`` is the replayed CU's time, and ``cycles`` (the launch) is
+  the same figure, since the launch ends when that CU does (no dispatch overhead is added);
+* ``hits`` count every wave of the launch (scaled from the traced waves when only CU 0 was
+  traced); ``latency``/``stall``/``idle``/``causes`` are the replayed CU's clk scaled by
+  (waves of the launch / waves of that CU), so that they sum over the launch's waves as a
+  thread trace of every CU would.
 """
 
 from __future__ import annotations
@@ -39,12 +42,13 @@ def _pcs(kernel, insts) -> list[int]:
         return out
 
 
-def occupancy_of(kernel, lds_per_wg: int, wg_size: int, machine: Machine = MI300X):
+def occupancy_of(kernel, lds_per_wg: int, wg_size: int, machine: Machine = MI300X, rb=None):
     """``(waves per SIMD from registers, occupancy, limiting resource, limits)``: VGPR and
-    SGPR limits from :mod:`asmevo.analysis.regbudget`, LDS and barriers from the launch's
-    workgroup size and LDS bytes."""
+    SGPR limits from :mod:`asmevo.analysis.regbudget` (``rb``: the kernel's RegisterBudget
+    when the caller has it), LDS and barriers from the launch's workgroup size and LDS
+    bytes."""
     from ..analysis.regbudget import RegisterBudget, occupancy_lds
-    rb = RegisterBudget(kernel)
+    rb = rb or RegisterBudget(kernel)
     lim = dict(rb.occupancy_limits or {})
     lim.pop("lds", None)
     wpw = max(1, -(-wg_size // 64))
@@ -118,7 +122,7 @@ def classify(totals: dict, stats: dict, occ: int, occ_limit: str, cycles: float,
 
 
 def profile_trace(module, kernel, tracer, launch, *, machine: Machine | None = None,
-                  lds_per_wg: int | None = None) -> KernelProfile:
+                  lds_per_wg: int | None = None, rb=None) -> KernelProfile:
     """The :class:`KernelProfile` of a traced launch (see the module docstring)."""
     m = machine or MI300X
     insts = list(kernel.instructions())
@@ -126,9 +130,12 @@ def profile_trace(module, kernel, tracer, launch, *, machine: Machine | None = N
     ops = [_decode(i, m) for i in insts]
     block = tuple(launch.block)
     wg_size = int(np.prod(block))
+    if rb is None:
+        from ..analysis.regbudget import RegisterBudget
+        rb = RegisterBudget(kernel)
     if lds_per_wg is None:
-        lds_per_wg = lds_bytes_of(module, kernel)
-    regs_occ, occ, why, limits = occupancy_of(kernel, lds_per_wg, wg_size, m)
+        lds_per_wg = lds_bytes_of(module, kernel, rb=rb)
+    regs_occ, occ, why, limits = occupancy_of(kernel, lds_per_wg, wg_size, m, rb=rb)
     # workgroups in dispatch order
     by_wg: dict = {}
     for tr in tracer.waves:
@@ -150,7 +157,7 @@ def profile_trace(module, kernel, tracer, launch, *, machine: Machine | None = N
     prior = _prior_lines(tracer, ops, int(m["cache.l1_line"]).bit_length() - 1)
     mem = CUMemory(m, active_cus=active, xcd=cu % int(m["xcds"]), prior=prior)
     res = simulate_cu(insts, groups, occupancy=regs_occ, lds_per_wg=lds_per_wg, machine=m,
-                      memory=mem)
+                      memory=mem, ops=ops)
     scale = total_waves / max(1, res.waves)
     hits = np.zeros(len(insts), np.int64)
     for tr in tracer.waves:
@@ -203,11 +210,34 @@ def profile_trace(module, kernel, tracer, launch, *, machine: Machine | None = N
     return kp
 
 
-def lds_bytes_of(module, kernel, dynamic: int | None = None) -> int:
+_RB: dict = {}
+
+
+def register_budget(kernel):
+    """The kernel's :class:`~asmevo.analysis.regbudget.RegisterBudget`, cached per kernel
+    content (instructions by value, descriptor bytes, metadata)."""
+    from ..analysis.regbudget import RegisterBudget
+    try:
+        d = getattr(kernel, "descriptor", None)
+        key = (kernel.name, tuple(i.key() for i in kernel.instructions()),
+               d.to_bytes() if d is not None and hasattr(d, "to_bytes") else None,
+               repr(getattr(kernel, "metadata", None)))
+        hash(key)
+    except Exception:   # noqa: BLE001 - unhashable parts: compute afresh
+        return RegisterBudget(kernel)
+    rb = _RB.get(key)
+    if rb is None:
+        if len(_RB) > 64:
+            _RB.clear()
+        rb = _RB[key] = RegisterBudget(kernel)
+    return rb
+
+
+def lds_bytes_of(module, kernel, dynamic: int | None = None, rb=None) -> int:
     """LDS bytes a workgroup holds: the descriptor's group segment (at least what the DS
     immediate offsets need) plus ``dynamic`` bytes when the launch states them."""
     from ..analysis.regbudget import RegisterBudget
-    rb = RegisterBudget(kernel)
+    rb = rb or RegisterBudget(kernel)
     fixed = int(rb.abi.lds_bytes or 0) if rb.abi is not None else 0
     if rb.uses_lds:
         fixed = max(fixed, int(rb.lds_min_bytes or 0))
@@ -215,27 +245,27 @@ def lds_bytes_of(module, kernel, dynamic: int | None = None) -> int:
 
 
 def estimate_dynamic(module, kernel, launch, *, machine: Machine | None = None,
-                     dynamic_lds: int | None = None, full_trace: bool | None = None) -> Profile:
+                     dynamic_lds: int | None = None, full_trace: bool = False) -> Profile:
     """Run ``launch`` traced and return the model's :class:`Profile`.
 
-    ``full_trace``: trace every workgroup (and replay the CU with the most work, with the
-    L2-sharing map of the whole launch); False: trace only the workgroups of CU 0 (the
-    others run untraced, at the emulator's full speed; ``hits`` are then scaled from the
-    traced waves); None (default): full when the launch has at most one workgroup per CU.
+    ``full_trace``: trace every workgroup, replay the CU with the most executed
+    instructions, with the L2-sharing map of the whole launch and exact ``hits``.  False
+    (the default): trace only the workgroups of CU 0 (workgroups 0, cus, 2 cus...; the
+    others run untraced, at the emulator's full speed, lockstep included) and replay CU 0;
+    ``hits`` are then scaled from the traced waves, and the L2-sharing map holds CU 0's
+    own loads.  For the first workgroup of a launch the two give the same cycles.
     """
     from ..emu.launch import run_kernel
     from ..emu.trace import Tracer
     m = machine or MI300X
     cus = int(m["cus"])
-    n_wg = int(np.prod([int(x) for x in launch.grid]))
-    if full_trace is None:
-        full_trace = n_wg <= cus
     if full_trace:
         tr = Tracer()
     else:
         tr = Tracer(select=lambda i: i % cus == 0)
         tr.cu = 0
     run_kernel(module, kernel.name, launch, trace=tr)
+    rb = register_budget(kernel)
     kp = profile_trace(module, kernel, tr, launch, machine=m,
-                       lds_per_wg=lds_bytes_of(module, kernel, dynamic_lds))
+                       lds_per_wg=lds_bytes_of(module, kernel, dynamic_lds, rb=rb), rb=rb)
     return Profile(dict(MODEL), "model-trace", True, m.name, {kernel.name: kp})

@@ -62,6 +62,22 @@ class LRU:
         self.hit(line, True)
 
 
+_BANKS: dict = {}
+
+
+def _bank_cycles(dw: np.ndarray, ndw: int, per: int) -> int:
+    if ndw > 1:
+        dw = (dw[:, None] + np.arange(ndw)).ravel()
+    g = np.arange(len(dw)) // per
+    key = np.unique((g << 40) | dw)
+    gb = (key >> 40) * per + (key & 0xFFFFFFFFFF) % per
+    counts = np.bincount(gb)
+    ng = int(g[-1]) + 1 if len(g) else 0
+    if len(counts) < ng * per:
+        counts = np.pad(counts, (0, ng * per - len(counts)))
+    return int(counts.reshape(ng, per).max(axis=1).sum()) if ng else 0
+
+
 class CUMemory:
     """The memory system as one CU sees it.
 
@@ -209,20 +225,24 @@ class CUMemory:
     # -- LDS ----------------------------------------------------------------------------
     def bank_cycles(self, addrs: np.ndarray, size: int) -> int:
         """clk the 32 banks need for one wave's access: lanes in groups of 128 B, each
-        group taking the largest number of distinct dwords any bank holds."""
+        group taking the largest number of distinct dwords any bank holds (cached per
+        access pattern: a shift by a multiple of 128 B keeps the banks)."""
         ndw = max(1, size // 4)
-        dw = (addrs.astype(np.int64) >> 2)
-        if ndw > 1:
-            dw = (dw[:, None] + np.arange(ndw)).ravel()
+        n = len(addrs)
         per = self.banks
-        g = np.arange(len(dw)) // per
-        key = np.unique((g << 40) | dw)
-        gb = (key >> 40) * per + (key & 0xFFFFFFFFFF) % per
-        counts = np.bincount(gb)
-        ng = int(g[-1]) + 1 if len(g) else 0
-        if len(counts) < ng * per:
-            counts = np.pad(counts, (0, ng * per - len(counts)))
-        return int(counts.reshape(ng, per).max(axis=1).sum()) if ng else 0
+        if n and int(addrs[-1]) - int(addrs[0]) == (n - 1) * 4 * ndw and \
+                (n == 1 or (np.diff(addrs.astype(np.int64)) == 4 * ndw).all()):
+            return -(-(n * ndw) // per)          # consecutive dwords: conflict-free
+        a = addrs.astype(np.int64)
+        base = int(a.min()) & ~(4 * per - 1)
+        key = ((a - base) >> 2).tobytes() + bytes((ndw,))
+        c = _BANKS.get(key)
+        if c is None:
+            c = _bank_cycles((a - base) >> 2, ndw, per)
+            if len(_BANKS) > 65536:
+                _BANKS.clear()
+            _BANKS[key] = c
+        return c
 
     def lds(self, t: float, simd: int, addrs, size: int, nlanes: int) -> tuple[float, float]:
         """An LDS instruction of SIMD ``simd`` issued at ``t``: ``(completion clk, clk its
