@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import AsmevoError
 from .executor import BARRIER, ENDPGM, Program
 from .memory import EmuError, GlobalMemory, ScratchMemory
-from .state import EXEC, NUM_SGPR_SLOTS, Wave, Workgroup
+from .state import EXEC, NUM_SGPR_SLOTS, Wave, Workgroup, lane_mask
 
 # .amdhsa_* directive -> KernelDescriptor attribute
 _DIRECTIVE_FIELDS = {
@@ -424,8 +424,9 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
             waves = []
             nw = len(part) * nwaves
             if lock and nw > 1:     # register files shared by the lockstep set
-                V = np.zeros((512, nw, 64), np.uint32)
-                A = np.zeros((256, nw, 64), np.uint32)
+                nvr, nar = prog.register_rows()
+                V = np.zeros((nvr, nw, 64), np.uint32)
+                A = np.zeros((nar, nw, 64), np.uint32)
                 S = np.zeros((nw, NUM_SGPR_SLOTS), np.uint32)
             seg = (max(lds_bytes, 0) + 3) // 4 * 4
             lds_all = np.zeros(seg * len(part), np.uint8) if lock and nw > 1 else None
@@ -436,8 +437,11 @@ def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr,
                     k = len(waves)
                     regs = (V[:, k], A[:, k], S[k]) if lock and nw > 1 else None
                     wv = Wave(wg, w, ScratchMemory(priv) if priv > 0 else None, regs)
-                    _start_wave(wv, layout, wgid, packed[w * 64:(w + 1) * 64])
+                    if regs is None:
+                        _start_wave(wv, layout, wgid, packed[w * 64:(w + 1) * 64])
                     waves.append(wv)
+            if lock and nw > 1:
+                _start_set(waves, V, S, layout, part, nwaves, packed)
             if traced:
                 trace.run_group(prog, waves, launch.max_instructions_per_wave)
             else:
@@ -531,6 +535,28 @@ def _start_wave(wv, layout, wgid, ids):
     s[EXEC] = e & 0xFFFFFFFF
     s[EXEC + 1] = e >> 32
     wv.sync_exec()
+
+
+def _start_set(waves, V, S, layout, part, nwaves, packed):
+    """:func:`_start_wave` for the waves of a lockstep set at once (their registers are
+    rows of ``V`` / ``S``; ``part``: the workgroup ids, ``nwaves`` waves each)."""
+    base, wg = layout
+    S[:] = base
+    for i, axis in wg:
+        S[:, i] = np.repeat(np.array([g[axis] for g in part], np.uint32), nwaves)
+    n = len(packed)
+    ids = np.zeros(nwaves * 64, np.uint32)
+    ids[:n] = packed
+    V[0] = np.tile(ids.reshape(nwaves, 64), (len(part), 1))
+    es = [(1 << max(0, min(64, n - 64 * w))) - 1 for w in range(nwaves)]
+    ew = np.array(es, np.uint64).view(np.uint32).reshape(nwaves, 2)
+    S[:, EXEC:EXEC + 2] = np.tile(ew, (len(part), 1))
+    for k, wv in enumerate(waves):
+        e = es[k % nwaves]
+        wv.exec_mask = lane_mask(e)
+        wv.exec_all = e == 0xFFFFFFFFFFFFFFFF
+        wv.exec_any = e != 0
+        wv.exec_n = e.bit_count()
 
 
 def _init_wave(wv, cfg, kernarg, ka_addr, dp_addr, q_addr, wgid, ids, priv):

@@ -64,7 +64,7 @@ def _bind(waves):
     if V is not None and A is not None and S is not None and V.shape[1:] == (W, 64) and \
             A.shape[1:] == (W, 64) and S.shape[0] == W and \
             all(wv.v.base is V and wv.a.base is A and wv.s.base is S for wv in waves) and \
-            all(np.shares_memory(wv.v, V[:, w]) and wv.s is not None for w, wv in enumerate(waves)):
+            _at_rows(waves, V, A, S):
         return V, A, S          # already views of shared files (asmevo.emu.launch)
     V = np.empty((waves[0].v.shape[0], W, 64), np.uint32)
     A = np.empty((waves[0].a.shape[0], W, 64), np.uint32)
@@ -77,6 +77,19 @@ def _bind(waves):
         wv.a = A[:, w]
         wv.s = S[w]
     return V, A, S
+
+
+def _at_rows(waves, V, A, S):
+    """Is each wave's register file its own column of the shared files (as launch makes)?"""
+    pv, pa, ps = (x.__array_interface__["data"][0] for x in (V, A, S))
+    sv, sa, ss = V.strides[1], A.strides[1], S.strides[0]
+    for w, wv in enumerate(waves):
+        if wv.v.__array_interface__["data"][0] != pv + w * sv or \
+                wv.a.__array_interface__["data"][0] != pa + w * sa or \
+                wv.s.__array_interface__["data"][0] != ps + w * ss or \
+                wv.v.strides != V.strides[::2] or wv.s.shape != S.shape[1:]:
+            return False
+    return True
 
 
 class _Exec:

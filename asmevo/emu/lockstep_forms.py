@@ -406,7 +406,13 @@ def _lds_words(waves):
             base.size % 4 or any(wv.group.lds.data.size != size for wv in waves) or size < 4:
         return None, None, None
     p0 = base.__array_interface__["data"][0]
-    offs = [(st.__array_interface__["data"][0] - p0) for st in stores]
+    ptr = {}        # per workgroup (its waves share one LDS)
+    offs = []
+    for st in stores:
+        o = ptr.get(id(st))
+        if o is None:
+            o = ptr[id(st)] = st.__array_interface__["data"][0] - p0
+        offs.append(o)
     if any(o % 4 for o in offs):
         return None, None, None
     seg = np.repeat(np.array(offs, np.intp) // 4, 64)

@@ -74,6 +74,7 @@ class Program:
         self._gpr_idx = False
         self._indexed = set()       # instructions compiled under s_set_gpr_idx_on
         self._lockstep = None
+        self._rows = None
         for n, inst in enumerate(self.insts):
             f = self._compile(inst, n + 1)
             if getattr(f, "unsupported", None):
@@ -116,6 +117,27 @@ class Program:
                                for i, inst in enumerate(self.insts)] + [None],
                               [sgpr_writes(inst) for inst in self.insts] + [None])
         return self._lockstep
+
+    def register_rows(self) -> tuple:
+        """(VGPR rows, AGPR rows) a wave of this program can touch: one past the highest
+        register of any operand (all 512 / 256 when registers are addressed indirectly:
+        s_set_gpr_idx, v_movrel)."""
+        if self._rows is None:
+            nv = na = 1
+            full = bool(self._indexed)
+            for inst in self.insts:
+                if "movrel" in inst.opcode or inst.opcode.startswith("s_set_gpr_idx"):
+                    full = True
+                for op in inst.operands:
+                    b = getattr(op, "base", op)
+                    f = getattr(b, "file", None)
+                    if f == "v":
+                        nv = max(nv, b.index + b.count)
+                    elif f == "a":
+                        na = max(na, b.index + b.count)
+            # (+8: a malformed operand narrower than its instruction still stays in range)
+            self._rows = (512, 256) if full else (min(512, nv + 8), min(256, na + 8))
+        return self._rows
 
     def where(self, i: int) -> str:
         """``pc 0x1c (#7)`` for instruction index ``i``."""

@@ -51,6 +51,9 @@ def lane_mask(value: int) -> np.ndarray:
     return m
 
 
+_ALL = lane_mask(0xFFFFFFFFFFFFFFFF)
+
+
 class Workgroup:
     """Shared state of one workgroup: its LDS and its id."""
 
@@ -69,7 +72,8 @@ class Wave:
 
     def __init__(self, group: Workgroup, index: int, scratch=None, regs=None):
         """``regs``: optional zeroed ``(v, a, s)`` arrays of shapes (512, 64), (256, 64),
-        (128,) to use (views into the shared files of :mod:`asmevo.emu.lockstep`)."""
+        (128,) to use (views into the shared files of :mod:`asmevo.emu.lockstep`; ``v`` and
+        ``a`` may have fewer rows: :meth:`Program.register_rows`)."""
         if regs is not None:
             self.v, self.a, self.s = regs
         else:
@@ -77,7 +81,7 @@ class Wave:
             self.a = np.zeros((256, 64), np.uint32)
             self.s = np.zeros(NUM_SGPR_SLOTS, np.uint32)
         self.scc = False
-        self.exec_mask = np.ones(64, bool)
+        self.exec_mask = _ALL
         self.exec_all = True
         self.exec_any = True
         self.exec_n = 64        # popcount(EXEC)
