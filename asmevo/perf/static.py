@@ -665,8 +665,9 @@ def estimate_static(module, kernel, launch=None, *, machine=None, manager=None,
         wps = float(P.max_waves)
         basis = f"one CU's worth of waves ({P.max_waves} per SIMD)"
     cycles = max(L, wps * inv)
-    # bottleneck
-    if bound is not None:
+    # bottleneck: the binding resource when the waves' throughput sets the clk, else what the
+    # wave waits for (a launch with a few waves per SIMD is latency bound whatever binds)
+    if bound is not None and wps * inv > L:
         bott = _RES_CLASS[bound]
     else:
         insts_all = list(kernel.instructions())
