@@ -147,13 +147,15 @@ def run_lockstep(prog, waves, limit: int, fallback) -> None:
     g = _Group(prog, waves, V, A, S, limit)
     pos = g.pos
     waiting = []
-    while True:
+    base = {id(wv): wv.count for wv in waves}     # counts at the last barrier (the limit
+    while True:                                   # applies per barrier round, as run_wave)
         live = [wv for wv in waves if not wv.done and wv.pc != _WAIT]
         if not live:
             if not waiting:
                 return
             for wv, p in waiting:       # the barrier completes
                 wv.pc = p
+                base[id(wv)] = wv.count
             waiting = []
             continue
         cur = min(wv.pc for wv in live)
@@ -164,7 +166,7 @@ def run_lockstep(prog, waves, limit: int, fallback) -> None:
                 wv.pc = _WAIT
             continue
         for wv in act:
-            if wv.count > limit:
+            if wv.count - base[id(wv)] > limit:
                 raise EmuError(f"kernel {prog.kernel.name}: more than {limit} instructions in "
                                f"one wave (runaway loop?) at {prog.where(cur)}")
         others = frozenset(wv.pc for wv in live if wv.pc != cur)

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 LANES = np.arange(64)
 
 
-def _run(lines, lockstep, nwaves=4, lds=4096, scratch=0, setup=None, groups=1):
+def _run(lines, lockstep, nwaves=4, lds=4096, scratch=0, setup=None, groups=1, limit=100000):
     """Run ``lines`` on ``nwaves`` waves per workgroup, ``groups`` workgroups whose LDS are
     segments of one buffer (as asmevo.emu.launch lays them out)."""
     seg = lds
@@ -47,7 +47,7 @@ def _run(lines, lockstep, nwaves=4, lds=4096, scratch=0, setup=None, groups=1):
     L.LOCKSTEP = lockstep
     try:
         with np.errstate(all="ignore"):
-            _run_group(prog, waves, 100000)
+            _run_group(prog, waves, limit)
     finally:
         L.LOCKSTEP = old
     return waves, wgs
@@ -229,3 +229,12 @@ def test_group_forms_are_used(monkeypatch):
     assert n["_ds_batch"] == 16 and n["_scratch_batch"] == 4
     assert ("_scratch_batch", False) in used        # the unaligned load: wave by wave
     assert n["_cmp_batch"] >= 2 and n["_sbit_batch"] >= 8
+
+
+def test_runaway_loop_that_splits_and_merges_is_stopped():
+    from asmevo.emu.memory import EmuError
+    prog = [".Lloop:", "s_cmp_eq_u32 s8, 0", "s_cbranch_scc1 .La", "s_nop 0", ".La:",
+            "s_branch .Lloop"]
+    for lockstep in (True, False):
+        with pytest.raises(EmuError, match="runaway"):
+            _run(prog, lockstep, limit=1000)
