@@ -1,6 +1,6 @@
 """A second opinion on the static timing model: llvm-mca on straight-line ALU blocks.
 
-Usage: python benchmarks/timing_mca.py [FILES...] [--min-size N] [--show N]
+Usage: python benchmarks/timing_mca.py [FILES...] [--min-size N] [--show N] [--vs-trace]
 
 For every basic block of the corpus code objects (clang, Triton, AITer; or FILES) whose
 instructions, without a final branch, are all VALU, SALU or MFMA (no memory access, no
@@ -19,6 +19,11 @@ by design (docs/perf.md "llvm-mca"): mca issues an MFMA's VALU reader ``passes``
 after it where gfx942 needs ``passes + 3`` wait states; mca gives transcendentals a
 latency of 4 units but not quarter-rate occupancy; mca treats ``s_waitcnt`` as a 1-unit
 SALU op (waits are excluded here).
+
+``--vs-trace`` adds a third opinion at kernel level: for every corpus kernel with a
+harness (clang and Triton manifests), the static estimate scaled to the harness's launch
+against the trace-driven model (``asmevo.perf.estimate`` with the launch), Spearman over
+the kernels' cycles and the share of kernels whose bottleneck classes agree.
 """
 
 from __future__ import annotations
@@ -152,11 +157,35 @@ def collect(files, min_size: int = 2, mca: str | None = None):
     return out
 
 
+def vs_trace() -> tuple[float, float, int]:
+    """(Spearman, bottleneck agreement, kernels): static estimate at each harness's launch
+    against the trace-driven model, over the corpus kernels with a harness."""
+    import json
+    from asmevo.emu import harness as H
+    from asmevo.perf import estimate
+    from asmevo.perf.static import estimate_static
+    c = ROOT.parent / "shared" / "corpus"
+    st, dy, same = [], [], 0
+    for man in (c / "manifest.json", c / "triton" / "manifest.json"):
+        for e in json.loads(man.read_text()):
+            h = H.load_harness(str(man), e["name"])
+            m = load(str(man.parent / e["code_object"]))
+            launch = H.make_launch(h, H.make_inputs(h, 0))
+            d = estimate(m, e["kernel"], launch).kernel(e["kernel"])
+            s = estimate_static(m, e["kernel"], launch).kernel(e["kernel"])
+            st.append(s.cycles)
+            dy.append(d.cycles)
+            same += s.bottleneck == d.bottleneck
+    return spearman(st, dy), same / max(1, len(st)), len(st)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", help="code objects (default: the whole corpus)")
     ap.add_argument("--min-size", type=int, default=2)
     ap.add_argument("--show", type=int, default=8, help="largest disagreements shown")
+    ap.add_argument("--vs-trace", action="store_true",
+                    help="also rank the static estimate against the trace-driven model")
     a = ap.parse_args(argv)
     files = [pathlib.Path(f) for f in a.files] or corpus_files()
     rows = collect(files, a.min_size)
@@ -179,6 +208,10 @@ def main(argv=None) -> int:
         n, k, mdl, c = rows[i]
         print(f"  {n}: {k} instructions, model {mdl:.0f} clk, mca {c} cycles "
               f"(ratio {ratio[i]:.2f})")
+    if a.vs_trace:
+        r2, agree, n = vs_trace()
+        print(f"static estimate (at each harness's launch) vs trace-driven model asmevo-cu, "
+              f"{n} corpus kernels: Spearman {r2:.4f}, same bottleneck class {100 * agree:.0f}%")
     return 0 if rho >= TARGET else 1
 
 
