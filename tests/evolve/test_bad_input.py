@@ -40,7 +40,8 @@ def test_agent_missing(tmp_path):
 def test_run_dir_of_another_kernel(tmp_path, vadd_nops):
     k0 = sha(VADD_CO)
     run = tmp_path / "r"
-    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--budget", 0, "--quiet")
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--budget", 0, "--quiet",
+                   "--final-trials", 4)
     assert p.returncode == 0, p.stderr
     p = evolve_cli(vadd_nops, "--harness", VADD_JSON, "--out", run, "--resume", "--quiet")
     assert p.returncode == 2 and len(_err(p)) == 1 and "another kernel" in p.stderr

@@ -8,7 +8,7 @@ import time
 
 from evolve_helpers import VADD_JSON, evolve_cli, popen_evolve
 
-ARGS = ("--harness", VADD_JSON, "--budget", 14, "--seed", 1, "--quiet", "--json")
+ARGS = ("--harness", VADD_JSON, "--budget", 10, "--seed", 1, "--quiet", "--json")
 
 
 def _count(db):
@@ -33,7 +33,7 @@ def test_sigkill_then_resume(tmp_path, vadd_nops):
     proc = popen_evolve(vadd_nops, "--out", killed, *ARGS)
     db = killed / "lineage.sqlite"
     t0 = time.time()
-    while _count(db) < 6 and proc.poll() is None and time.time() - t0 < 120:
+    while _count(db) < 4 and proc.poll() is None and time.time() - t0 < 120:
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
@@ -43,5 +43,27 @@ def test_sigkill_then_resume(tmp_path, vadd_nops):
     assert p.returncode == 0, p.stderr
     a, b = _summary(full), _summary(killed)
     assert a[0] == b[0]                  # same best
-    assert a[1] == b[1] == 14            # same number of distinct candidates
+    assert a[1] == b[1] == 10            # same number of distinct candidates
     assert a[2] == b[2]                  # the very same candidates
+
+
+def test_ctrl_c_keeps_everything_and_resumes(tmp_path):
+    import subprocess
+    import sys
+    from evolve_helpers import ROOT, VADD_CO
+    run = tmp_path / "run"
+    args = ["--harness", str(VADD_JSON), "--out", str(run), "--budget", "6", "--quiet"]
+    p = subprocess.Popen([sys.executable, "-m", "asmevo.cli", "evolve", str(VADD_CO), *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    t0 = time.time()
+    while _count(run / "lineage.sqlite") < 2 and p.poll() is None and time.time() - t0 < 120:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "resume with: asmevo evolve" in err and "--resume" in err
+    kept = _count(run / "lineage.sqlite")
+    assert kept >= 2
+    q = evolve_cli(VADD_CO, *args, "--resume", "--json")
+    assert q.returncode == 0, q.stderr
+    assert json.loads(q.stdout)["evaluated"] == 6

@@ -8,7 +8,7 @@ from evolve_helpers import VADD_CO, VADD_JSON, evolve_cli, sha
 def test_vadd_example_run(tmp_path):
     before = sha(VADD_CO)
     run = tmp_path / "run"
-    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--budget", 12, "--seed", 0,
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--budget", 8, "--seed", 0,
                    "--quiet")
     assert p.returncode == 0, p.stderr
     assert "estimated speed-up" in p.stdout
@@ -16,7 +16,7 @@ def test_vadd_example_run(tmp_path):
     assert rep["final_check"]["verdict"]["status"] == "accepted"
     assert rep["final_check"]["reference"]["match"] is True
     assert rep["speedup_estimated"] >= 1.0 and rep["estimated"] is True
-    assert rep["evaluated"] == 12
+    assert rep["evaluated"] == 8
     assert sum(s["proposed"] for s in rep["operators"].values()) == rep["steps"]
     # best.co is a loadable code object the verifier accepts against K0
     from asmevo.verify import verify
