@@ -214,6 +214,11 @@ def lm_writer(op):
         v = _b64(val)
         if mask is not None:
             v = v & mask
+        if v.shape[0] != 64:    # a lockstep group (asmevo.emu.lockstep): a mask per wave
+            words = np.packbits(v.reshape(-1, 64), axis=1, bitorder="little").view(U32)
+            r = wv.srun
+            wv.sfile[r, i:i + 2] = words[r]
+            return
         wv.s[i:i + 2] = np.packbits(v, bitorder="little").view(U32)
         if is_exec:
             wv.sync_exec()

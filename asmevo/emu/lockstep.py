@@ -45,7 +45,8 @@ BARRIER, ENDPGM = -1, -2
 class BatchView:
     """The W waves seen as one wave of W*64 lanes (for ``vec`` closures)."""
 
-    __slots__ = ("v", "a", "s", "exec_mask", "exec_all", "exec_any", "mode", "scc")
+    __slots__ = ("v", "a", "s", "exec_mask", "exec_all", "exec_any", "mode", "scc", "sfile",
+                 "srun")   # SGPR rows of the waves in view, those of the running ones
 
 
 def _nonuniform(S, act, ia):
@@ -223,6 +224,9 @@ class _Group:
         n = 0
         mark = 0            # instructions counted into wv.lanes so far
 
+        view.sfile = S
+        view.srun = slice(None) if full else ia
+
         def exec_state():
             ex = _Exec(S, act, ia)
             view.exec_all, view.exec_any, view.exec_mask = ex.all, ex.any, ex.mask
@@ -336,6 +340,8 @@ class _Group:
                         runs = _runs(S, ia, W, sorted(ridx & nu))
                         if len(runs) < len(act):
                             pc = self._run_parts(pc, runs, kind, ex, w0.mode)
+                            if wset:
+                                nu = _renu(S, ia, nu, sorted(wset))
                             continue
                     if (not nu or ridx.isdisjoint(nu)) and (scc_u or not rscc):
                         if kind == "vec" or kind == "mem":
@@ -344,6 +350,8 @@ class _Group:
                             lane_count[0] = W * 64
                             try:
                                 pc = code[pc](view)
+                                if wset:        # carry-out masks, one per wave
+                                    nu = _renu(S, ia, nu, sorted(wset))
                                 continue
                             except MemoryFault:
                                 if kind != "mem":
@@ -470,6 +478,8 @@ class _Group:
             sub.v = V[:, k0:k1].reshape(V.shape[0], nl)
             sub.a = A[:, k0:k1].reshape(A.shape[0], nl)
             sub.s = S[k0]
+            sub.sfile = S[k0:k1]
+            sub.srun = slice(None)
             if ex.all:
                 sub.exec_all, sub.exec_any, sub.exec_mask = True, True, None
             else:

@@ -100,16 +100,20 @@ def classify(inst, closure=None) -> tuple | None:
     elif kind in _VEC_KINDS:
         if inst.opcode.endswith(("_dpp", "_sdwa")) or any(inst.has_mod(m) for m in _DPP_MODS):
             return None
-        if "lm" in spec.dst or "lm" in spec.src or spec.imp_in or spec.imp_out:
+        if "lm" in spec.src or spec.imp_in or spec.imp_out:
             return None
         if spec.fn is None or "lane_id" in getattr(getattr(spec.fn, "__code__", None),
                                                    "co_names", ("lane_id",)):
             return None
         if "mbcnt" in spec.name or "readlane" in spec.name or "writelane" in spec.name:
             return None
-        for op in inst.operands[:len(spec.dst)]:
+        for op, ty in zip(inst.operands[:len(spec.dst)], spec.dst):
             b = getattr(op, "base", op)
-            if not (isinstance(b, Reg) and b.file in ("v", "a")):
+            if ty == "lm":      # a carry-out mask: each wave's to its SGPR pair (not EXEC)
+                if not (isinstance(b, Special) and b.name == "null") and \
+                        _slot(b, 2) in (None, EXEC):
+                    return None
+            elif not (isinstance(b, Reg) and b.file in ("v", "a")):
                 return None
     elif kind not in _UNI_KINDS + ("uni",):
         return None
@@ -128,7 +132,7 @@ def classify(inst, closure=None) -> tuple | None:
         ridx += [EXEC, EXEC + 1]
     elif spec.name in ("s_cbranch_vccz", "s_cbranch_vccnz"):
         ridx += [SPECIAL_SGPR["vcc"], SPECIAL_SGPR["vcc"] + 1]
-    if kind in _VEC_KINDS + ("mem",) and widx:
+    if kind == "mem" and widx or kind in _VEC_KINDS and (EXEC in widx or EXEC + 1 in widx):
         return None
     writes_scc = "scc" in spec.imp_out or any(u == ("scc",) for u in implicit_defs(inst))
     w = sorted(set(widx))

@@ -142,6 +142,11 @@ SALU = [
     "s_mov_b64 exec, -1",
     "v_cmp_ne_u32_e64 s[34:35], s9, v9",
     "s_cselect_b32 s36, 1, 2",
+    "v_add_co_u32_e32 v40, vcc, v10, v11",              # carry-out masks, one per wave
+    "v_mad_u64_u32 v[42:43], s[40:41], v10, v11, v[12:13]",
+    "v_sub_co_u32_e64 v44, s[42:43], s9, v10",          # per-workgroup SGPR operand
+    "v_addc_co_u32_e32 v45, vcc, v10, v11, vcc",        # carry-in: wave by wave
+    "s_and_b64 s[44:45], s[40:41], s[42:43]",
 ]
 
 
