@@ -421,6 +421,14 @@ def read_code_object(path: str | os.PathLike) -> CodeObject:
             for n in iter_notes(s.data, s.offset, file=path):
                 if n.owner == NOTE_OWNER and n.type == NT_AMDGPU_METADATA:
                     note_bytes = n.desc
+                    from .metadata import check_note_metadata
+                    try:
+                        import msgpack
+                        check_note_metadata(msgpack.unpackb(n.desc, raw=False, strict_map_key=False),
+                                            file=path, offset=n.desc_offset)
+                    except (ValueError, TypeError, msgpack.exceptions.ExtraData,
+                            msgpack.exceptions.UnpackException):
+                        pass  # not valid MessagePack: decode_metadata says so
                     metadata = decode_metadata(n.desc, file=path, offset=n.desc_offset)
     cov = ABI_TO_COV.get(abi, 0)
     co = CodeObject(path=path, data=data, e_flags=e_flags, abi_version=abi, mach=e_flags & 0xFF,

@@ -307,8 +307,9 @@ def yaml_kernel_metadata(block: MetadataBlock, names: Collection[str], *,
         AsmSyntaxError: malformed YAML, ``amdhsa.kernels`` not a list of maps (at the block).
     """
     from ..errors import AsmSyntaxError
-    from .metadata import read_yaml_metadata
+    from .metadata import check_yaml_metadata, read_yaml_metadata
     doc = read_yaml_metadata(block.text, file=file, line=block.line)
+    check_yaml_metadata(doc, block.text, file=file, line=block.line)
     entries = doc.get("amdhsa.kernels") or []
     if not isinstance(entries, list):
         raise AsmSyntaxError(".amdgpu_metadata: amdhsa.kernels is not a list",

@@ -461,3 +461,152 @@ def metadata_from_map(raw: dict, *, file: str | None = None, offset: int | None 
     for k in kernels:
         md.warnings.extend(k.warnings)
     return md
+
+
+# -- value types (llvm-mc's HSA metadata verifier) ------------------------------
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _uint(v: Any) -> bool:
+    return _is_int(v) and v >= 0
+
+
+def _ints(n: int | None):
+    def ok(v: Any) -> bool:
+        return isinstance(v, list) and (n is None or len(v) == n) and all(_is_int(x) for x in v)
+    return ok
+
+
+def _str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+#: Types of the ``amdhsa.kernels`` entry keys (AMDGPUMetadataVerifier.cpp, V3+), with what
+#: the message says is expected.  Keys that are absent or unknown are not checked.
+KERNEL_KEY_TYPES = {
+    ".name": (_str, "a string"), ".symbol": (_str, "a string"), ".language": (_str, "a string"),
+    ".language_version": (_ints(2), "a list of 2 integers"),
+    ".args": (lambda v: isinstance(v, list), "a list of argument maps"),
+    ".reqd_workgroup_size": (_ints(3), "a list of 3 integers"),
+    ".workgroup_size_hint": (_ints(3), "a list of 3 integers"),
+    ".vec_type_hint": (_str, "a string"), ".device_enqueue_symbol": (_str, "a string"),
+    ".kernarg_segment_size": (_uint, "a non-negative integer"),
+    ".group_segment_fixed_size": (_uint, "a non-negative integer"),
+    ".private_segment_fixed_size": (_uint, "a non-negative integer"),
+    ".uses_dynamic_stack": (_bool, "a boolean"),
+    ".kernarg_segment_align": (_uint, "a non-negative integer"),
+    ".wavefront_size": (_uint, "a non-negative integer"),
+    ".sgpr_count": (_uint, "a non-negative integer"), ".vgpr_count": (_uint, "a non-negative integer"),
+    ".agpr_count": (_uint, "a non-negative integer"),
+    ".max_flat_workgroup_size": (_uint, "a non-negative integer"),
+    ".sgpr_spill_count": (_uint, "a non-negative integer"),
+    ".vgpr_spill_count": (_uint, "a non-negative integer"),
+}
+ARG_KEY_TYPES = {
+    ".name": (_str, "a string"), ".type_name": (_str, "a string"),
+    ".size": (_uint, "a non-negative integer"), ".offset": (_uint, "a non-negative integer"),
+    ".value_kind": (_str, "a string"), ".pointee_align": (_uint, "a non-negative integer"),
+    ".address_space": (_str, "a string"), ".access": (_str, "a string"),
+    ".actual_access": (_str, "a string"), ".is_const": (_bool, "a boolean"),
+    ".is_restrict": (_bool, "a boolean"), ".is_volatile": (_bool, "a boolean"),
+    ".is_pipe": (_bool, "a boolean"),
+}
+
+
+def metadata_type_error(raw: dict) -> tuple[list, str] | None:
+    """The first value of the ``amdhsa.*`` map whose type llvm-mc's metadata verifier
+    rejects, as ``(path, message)`` (path: the keys and list indices leading to it), or
+    ``None``.  Only the types of the keys present are checked."""
+    def show(v: Any) -> str:
+        if v is None:  # llvm-mc stores a floating-point number or '' as nil
+            return "empty or a floating-point number"
+        r = repr(v)
+        return r if len(r) <= 40 else r[:37] + "..."
+    ver = raw.get("amdhsa.version")
+    if "amdhsa.version" in raw and not _ints(2)(ver):
+        return ["amdhsa.version"], f"amdhsa.version is {show(ver)}; expected a list of 2 integers"
+    if "amdhsa.target" in raw and not _str(raw["amdhsa.target"]):
+        return ["amdhsa.target"], f"amdhsa.target is {show(raw['amdhsa.target'])}; expected a string"
+    ks = raw.get("amdhsa.kernels")
+    if ks is None:
+        return None
+    if not isinstance(ks, list):
+        return ["amdhsa.kernels"], "amdhsa.kernels is not a list of kernel maps"
+    for i, k in enumerate(ks):
+        if not isinstance(k, dict):
+            return ["amdhsa.kernels", i], f"amdhsa.kernels entry #{i} is not a map"
+        kname = k.get(".name") if isinstance(k.get(".name"), str) else f"#{i}"
+        for key, (ok, want) in KERNEL_KEY_TYPES.items():
+            if key in k and not ok(k[key]):
+                return (["amdhsa.kernels", i, key],
+                        f"kernel {kname}: {key} is {show(k[key])}; expected {want}")
+        for j, a in enumerate(k.get(".args") or []):
+            if not isinstance(a, dict):
+                return ["amdhsa.kernels", i, ".args", j], f"kernel {kname}: argument #{j} is not a map"
+            for key, (ok, want) in ARG_KEY_TYPES.items():
+                if key in a and not ok(a[key]):
+                    return (["amdhsa.kernels", i, ".args", j, key],
+                            f"kernel {kname}: argument #{j}: {key} is {show(a[key])}; expected {want}")
+    return None
+
+
+def yaml_position(text: str, path: list) -> tuple[int, int] | None:
+    """0-based (line, column) of the value at ``path`` in the YAML ``text``, or ``None``."""
+    import yaml
+    try:
+        node = yaml.compose(text, Loader=_yaml_loader())
+    except yaml.YAMLError:
+        return None
+    for step in path:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if getattr(k, "value", None) == step), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            nxt = node.value[step]
+        else:
+            nxt = None
+        if nxt is None:
+            break
+        node = nxt
+    if node is None:
+        return None
+    return node.start_mark.line, node.start_mark.column
+
+
+def check_yaml_metadata(doc: dict, text: str, *, file: str | None = None,
+                        line: int | None = None) -> None:
+    """Reject a ``.amdgpu_metadata`` document (read by :func:`read_yaml_metadata` from
+    ``text``, whose ``.amdgpu_metadata`` directive is at ``line``) holding a value of the
+    wrong type (:func:`metadata_type_error`; llvm-mc: "invalid HSA metadata").
+
+    Raises:
+        AsmSyntaxError: at the ``file:line:column`` of the offending value.
+    """
+    from ..errors import AsmSyntaxError
+    bad = metadata_type_error(doc)
+    if bad is None:
+        return
+    path, msg = bad
+    pos = yaml_position(text, path)
+    ln = col = None
+    if pos is not None:
+        ln = (line + 1 if line is not None else 1) + pos[0]
+        col = pos[1] + 1
+    raise AsmSyntaxError(f"invalid .amdgpu_metadata: {msg} (llvm-mc: invalid HSA metadata)",
+                         file=file, line=ln if ln is not None else line, column=col)
+
+
+def check_note_metadata(raw: dict, *, file: str | None = None, offset: int | None = None) -> None:
+    """Reject an ``NT_AMDGPU_METADATA`` map holding a value of the wrong type.
+
+    Raises:
+        CodeObjectError: naming the key path, at the note's byte offset.
+    """
+    bad = metadata_type_error(raw)
+    if bad is not None:
+        raise CodeObjectError(f"NT_AMDGPU_METADATA: {bad[1]}", file=file, offset=offset)
