@@ -70,3 +70,24 @@ def test_align_by_opcode_survives_renames():
     a = ["v_add_f32_e32 v1, v0, v0", "s_nop 0", "v_mul_f32_e32 v2, v1, v1", "s_endpgm"]
     b = ["v_add_f32_e32 v9, v0, v0", "v_mul_f32_e32 v8, v9, v9", "s_endpgm"]
     assert align(a, b) == {0: 0, 2: 1, 3: 2}
+
+
+def test_align_is_fast_and_exact_on_a_long_kernel():
+    import random
+    import time
+    rng = random.Random(7)
+    ops = ["v_add_f32_e32", "v_mul_f32_e32", "v_fma_f32", "s_add_u32", "global_load_dword",
+           "s_waitcnt", "v_mfma_f32_32x32x8_f16", "ds_read_b32"]
+    a = [f"{rng.choice(ops)} v{rng.randrange(256)}, v{rng.randrange(256)}" for _ in range(30000)]
+    b = list(a)
+    b.insert(10, "s_nop 0")           # near the start
+    del b[15001]                      # in the middle (a[15000] is gone)
+    b[20000] = b[20000].split()[0] + " v999, v998"   # a renamed instruction
+    b.insert(len(b) - 5, "s_nop 7")   # near the end
+    t = time.process_time()
+    amap = align(a, b)
+    assert time.process_time() - t < 5.0
+    assert amap[0] == 0 and amap[10] == 11 and amap[14999] == 15000
+    assert 15000 not in amap and amap[15001] == 15001
+    assert amap[20000 - 1 + 0] == 20000 - 1 + 0 and amap[20000] == 20000  # renamed: by opcode
+    assert amap[len(a) - 1] == len(b) - 1
