@@ -24,6 +24,11 @@ LDS tiles with ds_read2 (sgemm_tiled -O3), a long dependent FMA loop (sgemm_tile
 cross-lane (wave_reduce_dpp), atomics (histogram_atomic).  Timing covers ``run_kernel``
 (launch set-up included) in CPU time of the worker process (time.process_time: steadier
 than wall time on a shared machine); loading and closure compilation happen in the warm-up.
+
+Not measured here: tinygrad's Python AMD emulator (issue 16's peer).  Its current form
+(``test/mockgpu/amd/emu.py`` of the tinygrad repository) compiles instructions through
+tinygrad's own UOp pipeline and needs the repository checkout and its generated ISA
+tables, not just the wheel; a ``--ref`` build of asmevo is the same-run reference.
 """
 
 from __future__ import annotations
