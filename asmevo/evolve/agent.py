@@ -30,7 +30,7 @@ import tempfile
 
 from ..errors import AsmevoError
 from .candidate import listing
-from .operators import NoCandidate, Operator, OperatorFailure, Proposal, register_operator
+from .operators import Operator, OperatorFailure, Proposal, register_operator
 
 TASK_SCHEMA = "asmevo.evolve.task/1"
 ANSWER_SCHEMA = "asmevo.evolve.answer/1"

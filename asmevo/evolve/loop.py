@@ -21,7 +21,6 @@ import json
 import os
 import random
 import shlex
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -411,8 +410,9 @@ def _short_verdict(v):
 
 
 def _trim(x, n=1500):
+    """``x``, or its JSON text cut to ``n`` characters when longer."""
     s = json.dumps(x, default=str)
-    return x if len(s) <= n else json.loads(json.dumps(s[:n]))
+    return x if len(s) <= n else s[:n] + "..."
 
 
 def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:

@@ -3,6 +3,8 @@
 import json
 import sqlite3
 
+import pytest
+
 from evolve_helpers import SCRIPTED, VADD_JSON, evolve_cli, sha
 
 
@@ -39,3 +41,30 @@ def test_scripted_agent(tmp_path, vadd_nops):
     for f in ("best.co", "best.s", "best.diff", "report.md", "trajectory.png", "events.jsonl"):
         assert (run / f).exists(), f
     assert "s_nop 7" in (run / "best.diff").read_text()
+
+
+PLUGIN_AGENT = """
+import json, sys
+json.load(sys.stdin)
+src = open({plugin!r}).read()
+print(json.dumps({{"kind": "pass-plugin", "plugin": src, "pipeline": "strip-nops",
+                  "hypothesis": "the nops guard nothing"}}))
+"""
+
+
+@pytest.mark.slow
+def test_agent_pass_plugin_only_when_allowed(tmp_path, vadd_nops):
+    from evolve_helpers import EXAMPLES
+    agent = tmp_path / "agent.py"
+    agent.write_text(PLUGIN_AGENT.format(plugin=str(EXAMPLES / "plugin_strip_nops.py")))
+    base = (vadd_nops, "--harness", VADD_JSON, "--budget", 1, "--operators", "agent",
+            "--agent", f"python {agent}", "--quiet", "--final-trials", 4)
+    p = evolve_cli(*base, "--out", tmp_path / "no")
+    assert p.returncode == 0, p.stderr
+    db = sqlite3.connect(tmp_path / "no" / "lineage.sqlite")
+    msgs = [m for (m,) in db.execute("SELECT message FROM steps")]
+    assert msgs and all("--allow-agent-passes" in m for m in msgs)
+    p = evolve_cli(*base, "--allow-agent-passes", "--out", tmp_path / "yes")
+    assert p.returncode == 0, p.stderr
+    rep = json.loads((tmp_path / "yes" / "report.json").read_text())
+    assert rep["speedup_estimated"] > 1.0 and rep["edits"][0]["edit"]["kind"] == "pass-plugin"
