@@ -12,8 +12,9 @@ from ..semantics.npbackend import NP
 from ..semantics.registry import width
 from .memory import EmuError
 from .state import M0
-from .exec_common import (CompileError, U16, U32, U64, _DT, _SEL, _SIGN, _b64, _clamp_omod,
-    _mask_of, _no_dpp, _regs_of, _sgpr_index, dpp_map, lm_writer, reader, sreader, vwriter)
+from .exec_common import (LANE_COUNT, CompileError, U16, U32, U64, _DT, _SEL, _SIGN, _b64,
+    _clamp_omod, _mask_of, _no_dpp, _regs_of, _sgpr_index, dpp_map, lm_writer, reader, sreader,
+    vwriter)
 
 # ----------------------------------------------------------------------------- VALU
 def compile_valu(inst, spec, ctx, nxt):
@@ -45,11 +46,23 @@ def compile_valu(inst, spec, ctx, nxt):
     if is_dpp:
         src_lane, valid, enable, bc = dpp_map(inst)
         r0 = readers[0]
+        maps = {64: (src_lane, valid, enable)}
+
+        def lane_maps(n):
+            """The DPP maps for n lanes: W = n / 64 waves of a lockstep group, each its own."""
+            m = maps.get(n)
+            if m is None:
+                W = n // 64
+                m = maps[n] = (np.tile(src_lane, W) + np.repeat(np.arange(W) * 64, 64),
+                               np.tile(valid, W), np.tile(enable, W))
+            return m
 
         def dpp_reader(wv, r0=r0):
-            x = _b64(r0(wv))[src_lane]
+            src, val, _ = lane_maps(LANE_COUNT[0])
+            x = _b64(r0(wv))[src]
             if bc:
-                ok = valid & wv.exec_mask[src_lane]
+                em = wv.exec_mask
+                ok = val if em is None else val & em[src]
                 x = np.where(ok, x, x.dtype.type(0))
             return x
         readers[0] = dpp_reader
@@ -74,9 +87,13 @@ def compile_valu(inst, spec, ctx, nxt):
 
     if is_dpp:
         def mask_fn(wv):
-            m = enable & wv.exec_mask
+            src, val, en = lane_maps(LANE_COUNT[0])
+            em = wv.exec_mask
+            if em is None:      # a lockstep group with every lane active
+                return en if bc else en & val
+            m = en & em
             if not bc:
-                m = m & valid & wv.exec_mask[src_lane]
+                m = m & val & em[src]
             return m
     else:
         mask_fn = _mask_of

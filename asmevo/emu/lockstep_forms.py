@@ -98,8 +98,9 @@ def classify(inst, closure=None) -> tuple | None:
             and not spec.extra.get("d16") and not spec.extra.get("lds"):
         kind = "mem"        # global_load/store_dword*: one gather/scatter for all waves
     elif kind in _VEC_KINDS:
-        if inst.opcode.endswith(("_dpp", "_sdwa")) or any(inst.has_mod(m) for m in _DPP_MODS):
-            return None
+        if inst.opcode.endswith("_sdwa") or kind != "valu" and (
+                inst.opcode.endswith("_dpp") or any(inst.has_mod(m) for m in _DPP_MODS)):
+            return None     # (VALU DPP maps are per wave: asmevo.emu.exec_valu)
         if "lm" in spec.src or spec.imp_in or spec.imp_out:
             return None
         if spec.fn is None or "lane_id" in getattr(getattr(spec.fn, "__code__", None),

@@ -243,3 +243,24 @@ def test_runaway_loop_that_splits_and_merges_is_stopped():
     for lockstep in (True, False):
         with pytest.raises(EmuError, match="runaway"):
             _run(prog, lockstep, limit=1000)
+
+
+DPP = [
+    "v_add_u32_dpp v20, v10, v11 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf",
+    "v_add_u32_dpp v21, v10, v11 row_shr:3 row_mask:0xf bank_mask:0xf bound_ctrl:1",
+    "v_add_u32_dpp v22, v10, v11 row_shl:1 row_mask:0xa bank_mask:0xf",
+    "v_mov_b32_dpp v23, v12 row_bcast:15 row_mask:0xa bank_mask:0xf",
+    "v_mov_b32_dpp v24, v12 row_bcast:31 row_mask:0xc bank_mask:0xf",
+    "v_max_f32_dpp v25, v13, v14 wave_shr:1 row_mask:0xf bank_mask:0x5",
+    "v_add_f32_dpp v26, v13, v14 row_ror:7 row_mask:0xf bank_mask:0xf bound_ctrl:1",
+    "v_mov_b32_dpp v27, v15 row_mirror row_mask:0xf bank_mask:0xf",
+    "v_add_u32_dpp v28, v15, v11 wave_rol:1 row_mask:0xf bank_mask:0xf",
+]
+
+
+@pytest.mark.parametrize("setup", [None, _partial], ids=["full", "partial"])
+def test_dpp_forms(setup):
+    from asmevo.emu.lockstep import classify
+    from asmevo.frontend.asm_parser import parse_instruction
+    assert all(classify(parse_instruction(x))[0] == "vec" for x in DPP)   # for the group
+    _same(DPP, setup=setup)
