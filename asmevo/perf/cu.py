@@ -359,11 +359,31 @@ def simulate_cu(insts, groups, *, occupancy: int, lds_per_wg: int = 0,
             if pp >= 0:
                 cur = w.t_prev
                 row = cz[pp]
-                for ci in (C_ISSUE, C_HAZ, C_VM, C_LGKM, C_BAR, C_DEP):
-                    th = reqs[ci]
-                    if th > cur:
-                        row[ci] += th - cur
-                        cur = th
+                # causes in order: issue, hazard, vmcnt, lgkmcnt, barrier, dependency (unrolled)
+                r_ = reqs[0]
+                if r_ > cur:
+                    row[0] += r_ - cur
+                    cur = r_
+                r_ = reqs[1]
+                if r_ > cur:
+                    row[1] += r_ - cur
+                    cur = r_
+                r_ = reqs[2]
+                if r_ > cur:
+                    row[2] += r_ - cur
+                    cur = r_
+                r_ = reqs[3]
+                if r_ > cur:
+                    row[3] += r_ - cur
+                    cur = r_
+                r_ = reqs[4]
+                if r_ > cur:
+                    row[4] += r_ - cur
+                    cur = r_
+                r_ = reqs[5]
+                if r_ > cur:
+                    row[5] += r_ - cur
+                    cur = r_
                 if ur > cur:
                     row[C_PIPE] += ur - cur
                     cur = ur
