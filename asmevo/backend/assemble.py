@@ -80,7 +80,12 @@ def _diagnostic_error(stderr: str, filename: str, returncode: int = 1,
         line, col = int(m.group(1)), int(m.group(2))
         extra = stderr[m.end():].strip("\n")
         msg = m.group(4) + (("\n" + extra) if extra else "")
-        return AsmSyntaxError(f"llvm-mc: {msg}", file=filename, line=line, column=col)
+        err = AsmSyntaxError(f"llvm-mc: {msg}", file=filename, line=line, column=col)
+        # every line llvm-mc reported an error on (it goes on after the first), so a caller
+        # that repairs lines can repair them all in one pass
+        err.error_lines = sorted({int(x.group(1)) for x in _DIAG.finditer(stderr)
+                                  if x.group(3) == "error"})
+        return err
     return ToolFailedError(f"llvm-mc failed:\n{stderr.strip()}", file=filename)
 
 

@@ -657,8 +657,10 @@ def _mark_raw_by_encoding(insts: list[Instruction]) -> int:
         except AsmSyntaxError as e:
             if e.line is None or not 3 <= e.line < 3 + len(cand):
                 raise
-            cand[e.line - 3].raw = True
-            marked += 1
+            for ln in {e.line, *getattr(e, "error_lines", ())}:
+                if 3 <= ln < 3 + len(cand) and not cand[ln - 3].raw:
+                    cand[ln - 3].raw = True
+                    marked += 1
             cand = [i for i in insts if not i.raw]
             continue
         if len(encs) != len(cand):
@@ -715,6 +717,12 @@ def _check(module: Module, b: _Builder) -> None:
             owner = owners[e.line - 1] if e.line and 0 < e.line <= len(owners) else None
             if isinstance(owner, Instruction) and not owner.raw:
                 owner.raw = True
+                # every other instruction llvm-mc rejected in the same run: one reassembly
+                # for all of them (one per instruction took minutes on a zeroed .text)
+                for ln in getattr(e, "error_lines", ()):
+                    o = owners[ln - 1] if 0 < ln <= len(owners) else None
+                    if isinstance(o, Instruction):
+                        o.raw = True
                 continue
             if isinstance(owner, AmdhsaKernel):
                 b.make_raw_kd(owner.name)
