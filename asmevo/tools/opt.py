@@ -112,6 +112,38 @@ def _load(path: str):
                       "available", file=path)
 
 
+#: Limits of a --passes string, checked before parsing (the parser recurses per level).
+MAX_PIPELINE_DEPTH = 64
+MAX_PIPELINE_CHARS = 100_000
+
+
+def _check_pipeline_limits(text: str) -> None:
+    """Refuse a pipeline nested deeper than :data:`MAX_PIPELINE_DEPTH`, longer than
+    :data:`MAX_PIPELINE_CHARS` or holding a number longer than the literal limit, with the
+    column, before parsing it.
+
+    Raises:
+        AsmevoError: naming the limit.
+    """
+    import re
+    from ..limits import max_literal
+    if len(text) > MAX_PIPELINE_CHARS:
+        raise AsmevoError(f"invalid pipeline: {len(text)} characters; at most "
+                          f"{MAX_PIPELINE_CHARS} are accepted")
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch in "(<"
+        depth -= ch in ")>"
+        if depth > MAX_PIPELINE_DEPTH:
+            raise AsmevoError(f"invalid pipeline (column {i + 1}): nested more than "
+                              f"{MAX_PIPELINE_DEPTH} levels deep")
+    limit = max_literal()
+    for m in re.finditer(r"[0-9A-Za-z_.+-]{%d,}" % (limit + 1), text):
+        raise AsmevoError(f"invalid pipeline (column {m.start() + 1}): a name or number of "
+                          f"{len(m.group())} characters; at most {limit} are accepted (the "
+                          "literal length limit; raise it with ASMEVO_MAX_LITERAL=N)")
+
+
 def _print_passes(out) -> None:
     from ..passes import registry
     out.write("Passes (name, scope, parameters):\n")
@@ -239,6 +271,7 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         return 0
     if args.passes is None:
         raise AsmevoError("no pipeline given; use --passes=PIPELINE (see --print-passes)")
+    _check_pipeline_limits(args.passes)
     nodes = parse_pipeline(args.passes)
     from ..passes import registry
     for flag, names in (("--print-before", args.print_before), ("--print-after", args.print_after)):

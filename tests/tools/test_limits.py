@@ -169,3 +169,14 @@ def test_zeroed_text_reassembles_in_a_few_llvm_mc_runs(tmp_path, monkeypatch):
     m = disassemble(str(p))
     assert len(calls) <= 6, len(calls)
     assert sum(1 for k in m.kernels for i in k.instructions() if i.raw) >= t.sh_size // 8
+
+
+@pytest.mark.parametrize("pipeline,words", [
+    ("kernel(" * 3000 + "dce" + ")" * 3000, "nested more than 64 levels"),
+    ("repeat<" + "9" * 5000 + ">(dce)", "5000 characters"),
+])
+def test_pipeline_limits(capsys, pipeline, words):
+    from asmevo.tools.opt import main as opt_main
+    rc = opt_main([f"--passes={pipeline}", str(EX / "vadd_f32.s"), "-o", "/dev/null"])
+    err = capsys.readouterr().err
+    assert rc == 2 and words in err and "internal error" not in err
