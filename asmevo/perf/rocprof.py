@@ -51,11 +51,13 @@ def _addr(s, path: str, line: int) -> int:
         raise AsmevoError(f"column Vaddr: not an address: {s!r}", file=path, line=line) from None
 
 
-def read_att_stats(csv_path: str, module, *, clock_mhz: float = 2100.0,
+def read_att_stats(csv_path, module, *, clock_mhz: float = 2100.0,
                    cycles: dict | None = None, top: int | None = None) -> Profile:
     """Read a rocprofv3 thread-trace ``stats_*.csv`` for ``module`` (see module docstring).
 
     Args:
+        csv_path: one ``stats_*.csv``, or a list of them (one per traced shader engine or
+            dispatch): their rows are summed per instruction.
         clock_mhz: the clock the trace ran at, for ``microseconds`` (MHz; MI300X peak 2100,
             machine table).
         cycles: measured launch clk per kernel name, when known.
@@ -65,6 +67,21 @@ def read_att_stats(csv_path: str, module, *, clock_mhz: float = 2100.0,
         AsmevoError: unreadable file, missing columns, bad numbers, or no row matching an
             instruction of ``module``.
     """
+    if isinstance(csv_path, (list, tuple)):
+        paths = [str(p) for p in csv_path]
+        if not paths:
+            raise AsmevoError("no stats_*.csv file given")
+    else:
+        paths = [str(csv_path)]
+    raw = []
+    for path in paths:
+        raw.extend(_read_rows(path))
+    csv_path = paths[0]
+    return _profile(raw, csv_path, module, clock_mhz, cycles, top)
+
+
+def _read_rows(csv_path: str) -> list:
+    """``(line, vaddr, instruction, hits, latency, stall, idle)`` of every row of one file."""
     try:
         with open(csv_path, newline="") as f:
             reader = csv.DictReader(f)
@@ -86,6 +103,10 @@ def read_att_stats(csv_path: str, module, *, clock_mhz: float = 2100.0,
         raise AsmevoError(f"cannot read: {e.strerror}", file=csv_path) from None
     except UnicodeDecodeError:
         raise AsmevoError("not a text CSV file", file=csv_path) from None
+    return raw
+
+
+def _profile(raw, csv_path, module, clock_mhz, cycles, top) -> Profile:
     # address -> (kernel, index)
     where: dict[int, tuple] = {}
     ops: dict[int, str] = {}

@@ -89,3 +89,14 @@ def test_corpus_code_object_addresses(corpus_dir, tmp_path):
     kp = read_att_stats(str(f), m).kernel("vadd_f32")
     assert len(kp.instructions) == n and kp.extra["vaddr_offset"] == 0
     assert kp.instructions[0].pc == 0
+
+
+def test_several_stats_files_are_summed(tmp_path):
+    m = text_module()
+    f1, f2 = tmp_path / "stats_se0.csv", tmp_path / "stats_se1.csv"
+    write_csv(f1, m, {i: (2, 10, 1, 0) for i in range(5)})
+    write_csv(f2, m, {i: (3, 20, 2, 1) for i in range(5)})
+    kp = read_att_stats([str(f1), f2], m).kernel("k")
+    assert [(r.hits, r.latency, r.stall, r.idle) for r in kp.instructions] == [(5, 30, 3, 1)] * 5
+    with pytest.raises(AsmevoError):
+        read_att_stats([], m)
