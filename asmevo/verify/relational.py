@@ -767,9 +767,9 @@ class _Prover:
         self.timeout_ms = timeout_ms
         #: deterministic budget: z3 resource units for the whole proof (issue 14)
         self.resources_left = int(budget_s * 1000) * RLIMIT_PER_MS
-        #: wall-clock safety net only (6x the nominal budget, at least SAFETY_MIN_MS): it can
-        #: only make the proof give up (unknown)
-        self.deadline = time.monotonic() + max(6 * budget_s, SAFETY_MIN_MS / 1000)
+        #: wall-clock safety net only (20x the nominal budget, at least SAFETY_MIN_MS): it
+        #: can only make the proof give up (unknown)
+        self.deadline = time.monotonic() + max(20 * budget_s, SAFETY_MIN_MS / 1000)
         self.float_mode = float_mode
         self.queries = 0
         bodies_o = [self.blocks[b].body_o for b in self.order]
@@ -1178,7 +1178,7 @@ def prove_relational(orig: Kernel, cand: Kernel, *, timeout_ms: int = 3000,
             resource limit, :func:`asmevo.verify.equiv.set_solver_limits`).
         budget_s: budget of the whole proof, in nominal seconds: a deterministic total of
             z3 resource units (``budget_s * 1000 * RLIMIT_PER_MS``); then ``unknown``.  A
-            wall-clock safety net of 6x ``budget_s`` (at least 30 s) can only make the
+            wall-clock safety net of 20x ``budget_s`` (at least 60 s) can only make the
             answer ``unknown``.
         max_instructions: larger kernels (either side) are ``unknown`` without trying.
         float_mode: ``"uf"`` (float operations as uninterpreted functions of the bit
