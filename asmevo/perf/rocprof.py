@@ -15,7 +15,9 @@ match that way (a trace taken at the code object's load address), the load offse
 most common ``Vaddr - address`` among rows whose ``Instruction`` opcode matches.  Rows that
 match no instruction are counted in ``extra["unmatched_rows"]``.
 
-The result has ``estimated=False``; hot windows, ``asmevo profile`` and :func:`compare`
+Each row's ``causes`` are derived from its ``Stall``/``Idle`` and the instruction
+(:func:`asmevo.perf.windows.row_causes`: a waiting ``s_waitcnt``'s stall is its counter's,
+``s_barrier``'s is ``barrier``...).  The result has ``estimated=False``; hot windows, ``asmevo profile`` and :func:`compare`
 read it as they read the model's profiles.  A stats file has no launch duration: a
 kernel's ``cycles`` is the sum of its rows' ``Latency`` (wave-clk traced) unless the
 caller passes the measured launch clk in ``cycles``.
@@ -28,7 +30,7 @@ import csv
 
 from ..errors import AsmevoError
 from .profile import InstructionRow, KernelProfile, Profile
-from .windows import classify, hot_windows, kernel_pcs
+from .windows import classify, hot_windows, kernel_pcs, row_causes
 
 #: the stats_*.csv columns asmevo reads (``Source`` is optional)
 COLUMNS = ("CodeObj", "Vaddr", "Instruction", "Hitcount", "Latency", "Stall", "Idle")
@@ -172,6 +174,8 @@ def _profile(raw, csv_path, module, clock_mhz, cycles, top) -> Profile:
         if occ >= 8:
             lim = "waves"
         rlist = [rows[k.name][i] for i in sorted(rows[k.name])]
+        for r in rlist:  # a trace has no causes: derived from Stall/Idle and the instruction
+            r.causes = row_causes(r, lists[k.name][r.index])
         total = sum(r.latency for r in rlist)
         cyc = float((cycles or {}).get(k.name, total))
         kp = KernelProfile(kernel=k.name, cycles=cyc, cu_cycles=cyc, microseconds=cyc / clock_mhz,

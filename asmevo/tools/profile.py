@@ -1,5 +1,6 @@
 """``asmevo profile K.co [--harness H.json] [--entry N] [--kernel NAME] [--top N] [--annotate]
-[--static] [--machine FILE] [--json]``: where a kernel's time goes, as a model estimates it.
+[--static] [--machine FILE] [--json] [--att stats.csv]``: where a kernel's time goes, as a
+model estimates it (or as a real thread trace measured it, with ``--att``).
 
 With a harness (and without ``--static``) the launch is replayed by the trace-driven
 compute-unit model (``asmevo.perf.estimate``); without one, or with ``--static``, the
@@ -7,7 +8,8 @@ static per-wave estimate (:mod:`asmevo.perf.static`) is used, scaled to the harn
 launch when one is given.  Prints the estimated cycles and microseconds at the machine's
 clock, occupancy and its limiting resource, the bottleneck class and the hot windows;
 ``--annotate`` adds the listing with every instruction's share and stall cause (as
-``perf annotate`` shows it).  Every figure is labelled an estimate of the named model
+``perf annotate`` shows it).  ``--att`` reads rocprofv3 thread-trace ``stats_*.csv`` files
+(:mod:`asmevo.perf.rocprof`) instead: the same report, labelled as measured.  Every figure is labelled an estimate of the named model
 (unless it came from hardware).  ``--json`` prints the profile
 (``asmevo/perf/profile.schema.json``).  Exit 0, or 2 for bad input.
 """
@@ -36,6 +38,9 @@ def add_arguments(p) -> None:
     p.add_argument("--machine", help="machine description TOML (default: built-in MI300X)")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.add_argument("--seed", type=int, default=0, help="seed of the harness inputs (0)")
+    p.add_argument("--att", action="append", metavar="CSV",
+                   help="a rocprofv3 --att stats_*.csv of a real run (repeatable): show the "
+                   "measured profile instead of a model estimate")
 
 
 def _pick_kernels(module, name, path) -> list:
@@ -70,6 +75,14 @@ def build_profile(args):
     module = load(args.input)
     name = args.kernel or (h.get("kernel") if h else None)
     kernels = _pick_kernels(module, name, args.input)
+    if getattr(args, "att", None):
+        from ..perf.rocprof import read_att_stats
+        prof = read_att_stats(args.att, module, clock_mhz=machine.clock_mhz, top=args.top)
+        if name is not None:
+            prof.kernels = {k: v for k, v in prof.kernels.items() if k == name}
+            if not prof.kernels:
+                raise AsmevoError(f"the trace has no row of kernel {name!r}", file=args.att[0])
+        return prof, "rocprofv3 thread trace"
     launch = None
     if h is not None:
         from ..emu import harness as H

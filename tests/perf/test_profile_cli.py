@@ -130,3 +130,24 @@ def test_harness_and_static_flag(corpus_dir, capsys):
     st = json.loads(capsys.readouterr().out)
     validate(st)
     assert st["source"] == "model-static" and "launch" in st["kernels"]["vadd_f32"]["extra"]["basis"]
+
+
+def test_att_trace_is_labelled_measured(ks, tmp_path, capsys):
+    from asmevo.frontend.loader import load
+    from asmevo.perf.windows import kernel_pcs
+    k = load(ks).kernels[0]
+    rows = ["CodeObj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source"]
+    for i, (inst, pc) in enumerate(zip(k.instructions(), kernel_pcs(k))):
+        lat, stall = (5000, 4800) if inst.text() == "s_waitcnt vmcnt(0)" else (40, 0)
+        rows.append(f'1,{hex(pc)},"{inst.text()}",64,{lat},{stall},0,')
+    csv = tmp_path / "stats_k.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    assert main(["profile", ks, "--att", str(csv), "--annotate"]) == 0
+    out = capsys.readouterr().out
+    assert "measured" in out and "estimate" not in out
+    assert main(["profile", ks, "--att", str(csv), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    validate(doc)
+    assert doc["estimated"] is False and doc["source"] == "hardware"
+    assert doc["kernels"]["k"]["bottleneck"] == "memory-latency"
+    assert main(["profile", ks, "--att", str(tmp_path / "none.csv")]) == 2
