@@ -9,8 +9,8 @@ Each mutant is one AST-level edit of one module -- a comparison flipped (``<`` <
 applied to a *copy* of the committed tree (``git archive HEAD``: never the checkout, where
 others are working).  For each mutant only the test files that cover the mutated module run
 (:data:`TESTS`), with ``-x`` and a per-mutant timeout; a mutant is *killed* when they fail,
-*survived* when they pass, *timeout* when they do not finish (counted as killed: a hang is
-caught).  The sample is a fixed, seeded choice of sites per package, so a re-run with the
+*survived* when they pass, *timeout* when they do not finish in time (reported apart: on a
+loaded machine a slow test run is not a kill).  The sample is a fixed, seeded choice of sites per package, so a re-run with the
 same tree, seed and count gives the same mutants.
 
     nice -n 10 python3 scripts/mutation_probe.py                      # 50 per package, seed 14
@@ -63,7 +63,7 @@ TESTS = {
               "verify/test_soundness_cli.py", "verify/test_cli.py"],
         "equiv.py": ["verify/test_equiv.py", "verify/test_planted_memory_values.py",
                      "verify/test_soundness_memory.py", "verify/test_cross_lane_memory.py",
-                     "verify/test_soundness_assembled.py", "verify/test_kernel_windows.py"],
+                     "verify/test_soundness_assembled.py"],
         "relational.py": ["verify/test_relational.py"],
         "static.py": ["verify/test_static_abi.py", "verify/test_soundness_waits.py",
                       "verify/test_barrier_order.py", "verify/test_waitcnt_idle.py",
@@ -75,7 +75,9 @@ TESTS = {
         "verdict.py": ["verify/test_verdict.py", "verify/test_cli.py", "verify/test_soundness_cli.py"],
         "driver.py": ["verify/test_soundness_cli.py", "verify/test_cli.py",
                       "verify/test_soundness_policy.py", "verify/test_diff.py"],
-        "mutate.py": ["verify/test_mutation.py"],
+        # the mutation generator is the verifier's measuring tool: its fast test only (the
+        # small and full runs take minutes)
+        "mutate.py": ["verify/test_mutation.py::test_generated_edits_are_single_legal_edits"],
     },
 }
 
@@ -174,6 +176,7 @@ def _copy_tree(dst: pathlib.Path, rev: str) -> None:
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
     arch = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "asmevo", "isa_specs", "tests",
+                           "examples", "scripts", "docs", "README.md", "ARCHITECTURE.md",
                            "pyproject.toml"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dst)], input=arch, check=True)
 
@@ -186,7 +189,7 @@ def _corpus() -> str | None:
 
 def run_tests(tree: pathlib.Path, tests: list[str], timeout: float, env: dict) -> tuple[str, float, str]:
     """(``killed``/``survived``/``timeout``, seconds, last lines of output)."""
-    files = [f"tests/{t}" for t in tests if (tree / "tests" / t).is_file()]
+    files = [f"tests/{t}" for t in tests if (tree / "tests" / t.split("::")[0]).is_file()]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
            "--no-header", "-o", "addopts=--import-mode=importlib", *files]
     t0 = time.perf_counter()
@@ -286,8 +289,9 @@ def main(argv=None) -> int:
         summary = {}
         for pkg in args.packages:
             rs = [r for r in results if r["package"] == pkg and r["status"] != "not-applicable"]
-            killed = sum(r["status"] in ("killed", "timeout") for r in rs)
+            killed = sum(r["status"] == "killed" for r in rs)
             summary[pkg] = {"killed": killed, "total": len(rs),
+                            "timeout": [r["id"] + " " + r["desc"] for r in rs if r["status"] == "timeout"],
                             "survived": [r["id"] + " " + r["desc"] for r in rs if r["status"] == "survived"],
                             "errors": [r["id"] for r in rs if r["status"].startswith("error")]}
         fh.write(json.dumps({"summary": summary, "seed": args.seed, "per_package": args.per_package,
@@ -295,7 +299,9 @@ def main(argv=None) -> int:
     print("\nkill rate per package:")
     for pkg, s in summary.items():
         rate = s["killed"] / s["total"] if s["total"] else 0.0
-        print(f"  {pkg:10s} {s['killed']}/{s['total']} ({rate:.0%})")
+        print(f"  {pkg:10s} {s['killed']}/{s['total']} ({rate:.0%}), {len(s['timeout'])} timed out")
+        for x in s["timeout"]:
+            print(f"      timeout: {x}")
         for x in s["survived"]:
             print(f"      survived: {x}")
     return 0
