@@ -26,7 +26,8 @@ Design (after Mesa ACO ``aco_statistics.cpp`` ``BlockCycleEstimator``; summarise
   ``issue.valu_clk``, transcendentals ``issue.trans_clk``, the MFMA pipe ``passes x
   issue.pass_clk``, VALU held off by an XDL MFMA for ``mfma.coexec_delay_clk`` (SMFMAC
   ``mfma.smfmac_coexec_delay_clk``) and by a non-XDL (f32/f64) MFMA for its whole
-  passes, the LDS port ``bytes / bw.lds_bytes_per_clk_port``).  ``s_nop N`` costs
+  passes, the LDS port ``bytes / bw.lds_bytes_per_clk_port``, the vL1 ``bytes /
+  bw.vl1_bytes_per_clk_cu`` for a VMEM instruction).  ``s_nop N`` costs
   ``(N+1) x issue.wait_state_clk`` (``hazard``); an ``s_barrier`` one slot (``barrier``:
   a single wave cannot see the others); ``s_endpgm`` waits for every counter.
 * **counters** (ACO's deques): each memory instruction pushes its completion time on
@@ -243,7 +244,8 @@ def _decode(inst, P: _Params, machine) -> _Cost:
 class _State:
     """A wave's scoreboard at a point of a block (times in clk from the block start)."""
 
-    __slots__ = ("t", "ready", "mfma", "valu_free", "mfma_free", "lds_free", "vm", "lgkm",
+    __slots__ = ("t", "ready", "mfma", "valu_free", "mfma_free", "lds_free", "vmem_free", "vm",
+                 "lgkm",
                  "lgkm_ooo")
 
     def __init__(self):
@@ -253,6 +255,7 @@ class _State:
         self.valu_free = 0.0
         self.mfma_free = 0.0
         self.lds_free = 0.0
+        self.vmem_free = 0.0
         self.vm: deque = deque()    # completion clk, oldest first
         self.lgkm: deque = deque()
         self.lgkm_ooo = False
@@ -267,6 +270,7 @@ class _State:
         s.valu_free = max(0.0, self.valu_free - t)
         s.mfma_free = max(0.0, self.mfma_free - t)
         s.lds_free = max(0.0, self.lds_free - t)
+        s.vmem_free = max(0.0, self.vmem_free - t)
         s.vm = deque(v - t for v in self.vm)
         s.lgkm = deque(v - t for v in self.lgkm)
         s.lgkm_ooo = self.lgkm_ooo
@@ -284,6 +288,7 @@ class _State:
         self.valu_free = max(self.valu_free, o.valu_free)
         self.mfma_free = max(self.mfma_free, o.mfma_free)
         self.lds_free = max(self.lds_free, o.lds_free)
+        self.vmem_free = max(self.vmem_free, o.vmem_free)
         self.vm = _join_queue(self.vm, o.vm)
         self.lgkm = _join_queue(self.lgkm, o.lgkm)
         self.lgkm_ooo = self.lgkm_ooo or o.lgkm_ooo
@@ -414,6 +419,10 @@ def _simulate(insts, costs, st: _State, P: _Params, machine) -> _BlockResult:
             if st.lds_free > t:
                 causes["pipe"] = st.lds_free - t
                 t = st.lds_free
+        elif k == K_VMEM or k == K_FLAT:
+            if st.vmem_free > t:
+                causes["pipe"] = st.vmem_free - t
+                t = st.vmem_free
         # 4. issue
         issue = t
         adv = slot
@@ -456,6 +465,8 @@ def _simulate(insts, costs, st: _State, P: _Params, machine) -> _BlockResult:
                 if st.vm and st.vm[-1] > done:  # VMEM returns in order
                     done = st.vm[-1]
                 st.vm.append(done)
+                # the vL1 takes the wave's bytes at bw.vl1_bytes_per_clk_cu
+                st.vmem_free = issue + c.bytes / P.vl1_bw
                 use["membw"] += c.bytes * P.membw_per_byte
                 if k == K_FLAT:
                     st.lgkm.append(issue + c.lat_lgkm)

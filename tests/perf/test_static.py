@@ -184,3 +184,10 @@ def test_loop_top_wait_pays_for_the_previous_iteration():
     # per iteration the wait covers the previous iteration's load minus the 4 slots from its
     # issue to the end of the iteration (the entry path, 7 slots, is the max-join's loser)
     assert wait.causes["vmcnt"] / wait.hits == pytest.approx(load - 4 * MI300X["issue.wave_slot_clk"])
+
+
+def test_vmem_pipe_takes_the_wave_bytes_at_the_vl1_rate():
+    kp = static("global_load_dwordx4 v[4:7], v[2:3], off\nglobal_load_dwordx4 v[8:11], v[2:3], off\n"
+                "s_endpgm")
+    busy = 64 * 16 / MI300X["bw.vl1_bytes_per_clk_cu"]  # 1 KiB per wave at 128 B/clk = 8 clk
+    assert kp.instructions[1].causes["pipe"] == pytest.approx(busy - MI300X["issue.wave_slot_clk"])
