@@ -136,6 +136,8 @@ def operand_type(base: str, width: int | None) -> str:
     if width and width >= 2 and not packed:
         return "f64" if isfloat else "i64"
     pair16 = base.startswith(("v_pk_", "v_dot2"))  # two 16-bit halves in one dword
+    if base.startswith("v_sat_pk_u8_i16"):
+        return "i32"  # its source is both 16-bit halves: a 32-bit operand
     if base.startswith("s_"):  # SALU operands are whole dwords (s_pack_ll_b32_b16)
         return "f32" if isfloat else "i32"
     if t in ("f16", "bf16"):
@@ -339,6 +341,8 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool,
     if cls in ("IMM", "LABEL", "SMEM_OFFSET", "KIMM32") and isinstance(b, Imm):
         v = b.value
         if cls == "KIMM32":
+            if typ in ("f16", "i16") and not isinstance(v, float):  # v_madmk_f16: 16-bit K
+                return -(1 << 15) <= v < (1 << 16)
             return isinstance(v, float) or -(1 << 31) <= v < (1 << 32)
         if isinstance(v, float):
             return False  # 16/21-bit integer fields
@@ -352,6 +356,8 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool,
             return 0 <= v < 16
         if name == "uimm16":
             return 0 <= v < (1 << 16)
+        if name == "probe":  # a 7-bit field; llvm-mc truncates any 16-bit value into it
+            return -(1 << 15) <= v < (1 << 16)
         return True
     if cls in ("IMM", "HWREG", "SENDMSG", "WAITCNT", "GPR_IDX", "SWIZZLE", "LABEL", "KIMM32"):
         if isinstance(b, Imm) and cls in ("HWREG", "SENDMSG") and (
@@ -368,7 +374,9 @@ def _kind_ok(op, cls: str, width: int | None, name: str, mfma: bool,
         if isinstance(b, Special):
             if name == "off" or b.name == name:
                 return True
-            return name not in ("vcc", "off") and b.name in _SGPR_SPECIALS
+            if name.startswith("vcc"):  # the fixed VCC of an _e32/DPP/SDWA form (vcc2: carry-in)
+                return b.name == "vcc"
+            return name != "off" and b.name in _SGPR_SPECIALS
         if isinstance(b, Reg):  # "off" stands for an optional SGPR address (saddr)
             return name not in ("vcc",) and b.file in ("s", "ttmp")
         return False
@@ -502,6 +510,8 @@ def _normalize(info, inst: Instruction, specs: list, enc: str) -> list:
         if op.startswith("s_buffer_"):  # "expected a 20-bit unsigned offset"
             out = [("soffset_unsigned", c, w) if c == "SMEM_OFFSET" else (n, c, w)
                    for n, c, w in out]
+    if op.startswith("s_atc_probe") and out:
+        out[0] = ("probe", "IMM", 1)  # the 7-bit probe-kind field (the table names it offset)
     if op in _LANE_OPS:
         out = [(n, "SCSRC", w) if c == "SGPR" and w == 1 and i > 0 else (n, c, w)
                for i, (n, c, w) in enumerate(out)]
@@ -586,6 +596,8 @@ def _order_problem(inst: Instruction) -> tuple[str, str] | None:
         if name in _DPP_CTRL:
             ctrls.append(name)
         r = MOD_RANK.get(name)
+        if name == "lds" and inst.opcode == "buffer_store_lds_dword":
+            r = MOD_RANK["offset1"]  # "... offset:N lds sc0": lds is a token before the cpol
         if r is None:
             continue
         if r < last:
@@ -594,8 +606,8 @@ def _order_problem(inst: Instruction) -> tuple[str, str] | None:
         last, last_name = r, name
     if len(ctrls) > 1:
         return (f"only one DPP control is allowed, got {' and '.join(ctrls)}", ctrls[1])
-    if inst.opcode.endswith("_dpp") and not ctrls and any(n in _DPP_MODS for n, _v in
-                                                           inst.modifiers):
+    if (inst.opcode.endswith("_dpp") or inst.opcode == "v_nop") and not ctrls and any(
+            n in _DPP_MODS for n, _v in inst.modifiers):
         name = next(n for n, _v in inst.modifiers if n in _DPP_MODS)
         return ("a DPP instruction needs a DPP control (quad_perm, row_shl, row_newbcast...) "
                 "before row_mask/bank_mask/bound_ctrl", name)
@@ -644,7 +656,10 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
                 where = "SDWA (_sdwa) instructions"
             elif name == "src1_sel" and vop == "VOP1":
                 where = "two-source SDWA instructions (VOP2/VOPC), not VOP1"
-            elif name in ("dst_sel", "dst_unused") and (vop == "VOPC" or op.startswith("v_cmp")):
+            elif name in ("dst_sel", "dst_unused") and (
+                    vop == "VOPC" or op.startswith("v_cmp")
+                    or "src0_sel" in (_field(info, "modifiers", ()) or ())
+                    and "dst_sel" not in (_field(info, "modifiers", ()) or ())):
                 where = "SDWA instructions with a VGPR destination (not VOPC)"
         elif name in _MAI_MODS:
             if not op.startswith(("v_mfma", "v_smfmac")):
@@ -672,6 +687,9 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
         elif name in ("offen", "idxen", "addr64", "tfe", "lds"):
             if fam not in ("MUBUF", "MTBUF"):
                 where = "buffer instructions"
+            elif name in ("offen", "idxen") and not any(
+                    _field(o, "name", "") == "vaddr" for o in (_field(info, "operands", ()) or ())):
+                where = "buffer instructions with a VGPR address (vaddr)"
             elif name == "lds" and not _LDS_LOAD.match(op):
                 where = ("buffer_load_{dword,ubyte,sbyte,ushort,sshort,format_x} (LDS DMA loads on "
                          "gfx942)")
@@ -693,7 +711,10 @@ def _modifier_problem(inst: Instruction, info) -> tuple[str, str] | None:
                 where = "memory instructions"
             elif fam == "DS" and _DS_PAIR.match(op):
                 where = "single-address DS instructions (use offset0/offset1)"
-            elif not inst.operands or (fam == "SMEM" and not isinstance(
+            elif (not inst.operands and not op.startswith("ds_gws_")) or (fam == "SMEM" and (
+                    _field((_field(info, "operands", ()) or (None,))[-1], "cls", "")
+                    not in ("SMEM_OFFSET", "IMM"))) or (
+                    fam == "SMEM" and not isinstance(
                     inst.operands[-1].base if isinstance(inst.operands[-1], Src)
                     else inst.operands[-1], (Reg, Special))):
                 # an SMEM immediate offset is an operand; offset:N comes only after an
@@ -903,17 +924,26 @@ def _first_problem(inst: Instruction, specs: list, base: str = "") -> tuple[str,
             cls = "VGPR" if cls == "VGPR_OR_OFF" else "SGPR"
         elif cls == "SOFFSET":  # SMEM offset: immediate or SGPR soffset
             b = op.base if isinstance(op, Src) else op
-            if isinstance(b, (Imm, Label, Expr)) or (isinstance(b, Reg) and b.file in ("s", "ttmp")
+            if isinstance(b, Imm):
+                unsigned = inst.opcode.startswith(("s_buffer_", "s_atc_probe_buffer"))
+                lo = 0 if unsigned else -(1 << 20)
+                if isinstance(b.value, float) or not lo <= b.value < (1 << 20):
+                    return (f"invalid operand {k + 1} ({name}) of {inst.opcode}: {op} is not "
+                            f"a {'20-bit unsigned' if unsigned else '21-bit signed'} offset", k)
+                continue
+            if isinstance(b, (Label, Expr)) or (isinstance(b, Reg) and b.file in ("s", "ttmp")
                                                       and b.count == 1) or (
-                    isinstance(b, Special) and b.name in _SGPR_SPECIALS):
+                    isinstance(b, Special) and b.name in _SGPR_SPECIALS
+                    and _WIDTH_SPECIALS.get(b.name, 1) == 1):
                 continue
             cls = "SSRC"
         if cls == "IMM" and inst.opcode == "s_setreg_imm32_b32":
             cls = "KIMM32"  # a 32-bit immediate despite its simm16 field name
         if cls == "IMM" and inst.opcode == "s_set_gpr_idx_mode":
             name = "simm"  # "invalid immediate: only 4-bit values are legal"
-        if cls == "IMM" and inst.opcode.startswith("s_cmpk_") and inst.opcode.endswith("_u32"):
-            name = "uimm16"  # unsigned compare immediate
+        if cls == "IMM" and ((inst.opcode.startswith("s_cmpk_") and inst.opcode.endswith("_u32"))
+                             or inst.opcode.startswith("s_endpgm")):
+            name = "uimm16"  # unsigned compare immediate; s_endpgm's imm16
         strict = mfma and inst.opcode.startswith("v_smfmac") and name == "src2"  # the index
         if not _kind_ok(op, cls, width, name, mfma and not strict,
                         operand_type(base or inst.opcode, width)):
@@ -1011,7 +1041,8 @@ def _operand_rules(inst: Instruction, specs: list, base: str = "") -> tuple[str,
     if len(files) > 1:
         return ("invalid register class: data and dst should be all VGPR or all AGPR",
                 max(files.values()))
-    if ops and specs and specs[0][0] in ("sdata", "sdst") and opc.startswith(_SMEM_CPOL):
+    if ops and specs and specs[0][0] in ("sdata", "sdst") and (
+            opc.startswith(_SMEM_CPOL) or opc.startswith(("s_memtime", "s_memrealtime"))):
         b0 = ops[0].base if isinstance(ops[0], Src) else ops[0]
         if isinstance(b0, Special) and b0.name in ("m0", "exec", "exec_lo", "exec_hi"):
             # LLVM SReg_*_XM0_XEXEC: SMEM data is never M0 or EXEC
@@ -1030,7 +1061,7 @@ def _operand_rules(inst: Instruction, specs: list, base: str = "") -> tuple[str,
                 cls == "special" and name.startswith("vcc") and k == last and k > 0)
             if not is_src:
                 continue
-            if opc == "v_writelane_b32" and base_is(op, Special("m0")):
+            if opc == "v_writelane_b32" and k == 2 and base_is(op, Special("m0")):
                 continue  # the M0 lane select does not count
             if cls == "KIMM32":  # v_fmamk/v_fmaak: the K constant is the literal
                 kb = op.base if isinstance(op, Src) else op

@@ -226,3 +226,70 @@ def test_constant_checks_agree_with_llvm_mc(seed, corpus_dir, llvm_mc):
             caught += not ours
     assert not false_errors, false_errors[:5]
     assert rejects > 100 and caught >= 0.97 * rejects, (caught, rejects)
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 14, "invalid text accepted": gfx90a cache bits and DOT op_sel on gfx942.  llvm-mc
+# refuses each line; so must the type checker (at the modifier), and `asmevo equiv` must
+# call the text bad input rather than equivalent to the plain instruction.
+
+INVALID_ON_GFX942 = [
+    ("global_load_dword v1, v[2:3], off glc", "glc"),
+    ("global_load_dword v1, v[2:3], off slc", "slc"),
+    ("global_store_dword v[2:3], v4, off glc slc", "glc"),
+    ("flat_load_dword v1, v[2:3] glc", "glc"),
+    ("scratch_load_dword v1, off, s2 slc", "slc"),
+    ("buffer_load_dword v1, v2, s[4:7], s5 offen glc", "glc"),
+    ("buffer_store_dword v1, v2, s[4:7], s5 offen slc", "slc"),
+    ("global_atomic_add v1, v[2:3], v4, off glc", "glc"),
+    ("s_load_dword s1, s[2:3], 0x0 sc0", "sc0"),
+    ("s_load_dword s1, s[2:3], 0x0 slc", "slc"),
+    ("v_dot4_i32_i8 v1, v2, v3, v4 op_sel:[0,0,1]", "op_sel"),
+    ("v_dot8_i32_i4 v1, v2, v3, v4 op_sel:[1,0,0]", "op_sel"),
+    ("v_dot2_f32_f16 v1, v2, v3, v4 op_sel:[1,0,0]", "op_sel"),
+    ("v_dot4_u32_u8 v1, v2, v3, v4 op_sel_hi:[1,1,1]", "op_sel_hi"),
+    ("v_fma_f32 v1, v2, v3, v4 op_sel:[1,0,0,0]", "op_sel"),
+    ("v_cmp_eq_u32_e64 s[0:1], v1, v2 clamp", "clamp"),
+    ("v_mov_b32_e64 v1, v2 mul:2", "mul"),
+    ("global_load_dword v1, v[2:3], off sc0 offset:16", "offset"),
+    ("v_mov_b32_dpp v1, v2 quad_perm:[1,0,3,2] row_shr:1", "row_shr"),
+    ("global_atomic_add v[2:3], v4, off sc0", "sc0"),
+    ("s_mov_b32 s0, null", "null"),
+]
+VALID_ON_GFX942 = [
+    "global_load_dword v1, v[2:3], off sc0 sc1 nt",
+    "s_load_dword s1, s[2:3], 0x0 glc",
+    "buffer_load_dword v1, v2, s[4:7], s5 offen offset:16 sc0 nt",
+    "v_dot2_f32_f16 v1, v2, v3, v4 neg_lo:[1,0,0]",
+    "v_pk_fma_f16 v1, v2, v3, v4 op_sel:[1,0,0] op_sel_hi:[0,1,1]",
+    "v_mad_u16 v1, v2, v3, v4 op_sel:[0,0,0,1] clamp",
+    "global_atomic_add v1, v[2:3], v4, off sc0",
+]
+
+
+def test_gfx90a_cache_bits_and_dot_op_sel_refused(llvm_mc):
+    from asmevo.frontend.asm_parser import parse_instruction
+    mc = encode_each([t for t, _w in INVALID_ON_GFX942] + VALID_ON_GFX942)
+    assert all(e is None for e in mc[:len(INVALID_ON_GFX942)]), "oracle: llvm-mc refuses"
+    assert all(e is not None for e in mc[len(INVALID_ON_GFX942):]), "oracle: llvm-mc accepts"
+    for text, word in INVALID_ON_GFX942:
+        with pytest.raises(AsmSyntaxError) as ei:
+            check_instruction(parse_instruction(text), "<t>", text)
+        col = ei.value.column
+        assert col is not None and text[col - 1:].startswith(word), (text, ei.value.message)
+    for text in VALID_ON_GFX942:
+        check_instruction(parse_instruction(text))
+
+
+@pytest.mark.parametrize("text", ["global_load_dword v1, v[2:3], off glc",
+                                  "v_dot4_i32_i8 v1, v2, v3, v4 op_sel:[0,0,1]"])
+def test_equiv_refuses_invalid_text(tmp_path, capsys, text):
+    """`asmevo equiv` no longer calls invalid text equivalent to the plain instruction."""
+    from asmevo.cli import main
+    plain = text.split(" glc")[0].split(" op_sel")[0]
+    a, b = tmp_path / "a.s", tmp_path / "b.s"
+    a.write_text(f"k:\n\t{text}\n\ts_endpgm\n")
+    b.write_text(f"k:\n\t{plain}\n\ts_endpgm\n")
+    assert main(["equiv", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "a.s:2:" in err and ("not valid" in err or "invalid" in err), err
