@@ -49,6 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", dest="output", metavar="OUT",
                    help="output: .s assembly, .co/.hsaco code object, '-' for stdout "
                         "(default: assembly on stdout)")
+    p.add_argument("-S", dest="S", action="store_true",
+                   help="write assembly text whatever the suffix of -o (as opt -S)")
     p.add_argument("-p", "--passes", default=None, metavar="PIPELINE",
                    help="pass pipeline, e.g. 'kernel(copy-prop,dce),sched<window=32>' "
                         "or 'default'")
@@ -163,12 +165,12 @@ def _print_passes(out) -> None:
 
 
 def _write(module, out_path: str, in_path: str, verbose: bool = False,
-           shown: str | None = None) -> str:
+           shown: str | None = None, text_only: bool = False) -> str:
     """Write ``module`` to ``out_path`` (``.co``/``.hsaco``: code object; else assembly);
     ``shown`` is the path named in messages (the final name when writing a temporary file)."""
     from ..fileio import write_output
     from ..ir import print_module
-    if out_path.endswith(_CODE_OBJECT_SUFFIXES):
+    if out_path.endswith(_CODE_OBJECT_SUFFIXES) and not text_only:
         try:
             from ..backend.rebuild import write_code_object
         except ImportError:
@@ -328,7 +330,8 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
                                    suffix=os.path.splitext(out)[1] or ".s")
         os.close(fd)
         try:
-            how = _write(module, tmp, args.input, verbose=args.stats, shown=out)
+            how = _write(module, tmp, args.input, verbose=args.stats, shown=out,
+                         text_only=getattr(args, "S", False))
             rc = _verify(args, args.input, tmp, record)
             if rc and rc != 3:
                 return rc
@@ -343,7 +346,7 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         rc = _verify(args, original, module, record)
         if rc and rc != 3:
             return rc
-    how = _write(module, out, args.input, verbose=args.stats)
+    how = _write(module, out, args.input, verbose=args.stats, text_only=getattr(args, "S", False))
     if record is not None:
         record["output_written"] = how
     return rc

@@ -99,3 +99,10 @@ def test_normalize_argv_units():
 def test_no_abbreviations(mod, argv):
     rc, out, err = _run([mod, *argv])
     assert rc == 2 and "unrecognized arguments" in err
+
+
+def test_opt_dash_S_writes_assembly_whatever_the_suffix(tmp_path):
+    out = tmp_path / "o.co"
+    rc, _, err = _run(["asmevo.tools.opt", "-passes=dce", "-S", str(CO), "-o", str(out)])
+    assert rc == 0, err
+    assert out.read_text().lstrip().startswith(".amdgcn_target")
