@@ -429,9 +429,13 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
         check_agent_command(cfg.agent)
     k0, h, kernel = check_inputs(cfg)
     run = Run(cfg, k0, h, kernel)
-    run.open()
+    executor = make_executor(cfg, run.spec())      # before the run directory is touched
+    try:
+        run.open()
+    except BaseException:
+        executor.close()
+        raise
     run.init_state()
-    executor = make_executor(cfg, run.spec())
     prog = None
     stop = "budget"
     try:

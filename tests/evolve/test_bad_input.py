@@ -48,3 +48,17 @@ def test_run_dir_of_another_kernel(tmp_path, vadd_nops):
     p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--quiet")
     assert p.returncode == 2 and "--resume" in p.stderr
     assert sha(VADD_CO) == k0
+
+
+def test_ray_missing_is_bad_input(tmp_path, monkeypatch):
+    import sys
+    import pytest
+    from asmevo.errors import AsmevoError
+    from asmevo.evolve.config import load_config
+    from asmevo.evolve.loop import run_evolve
+    monkeypatch.setitem(sys.modules, "ray", None)        # import ray -> ImportError
+    cfg = load_config(None, {"kernel_file": str(VADD_CO), "harness": str(VADD_JSON),
+                             "out": str(tmp_path / "r"), "executor": "ray", "quiet": True})
+    with pytest.raises(AsmevoError, match=r"asmevo\[ray\]"):
+        run_evolve(cfg)
+    assert not (tmp_path / "r").exists()
