@@ -31,6 +31,13 @@ from asmevo.evolve.config import load_config  # noqa: E402
 from asmevo.evolve.loop import run_evolve  # noqa: E402
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its reaped children (the worker pool)."""
+    import resource
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
 def corpus() -> pathlib.Path:
     c = os.environ.get("ASMEVO_CORPUS")
     return pathlib.Path(c) if c else ROOT.parent / "shared" / "corpus"
@@ -75,6 +82,7 @@ def main() -> int:
             "jobs": a.jobs, "quiet": True, "time": a.time_per_kernel,
             "resume": run_dir.exists()})
         t = time.time()
+        cpu0 = _cpu()
         try:
             res = run_evolve(cfg)
         except Exception as ex:  # one kernel's failure is a row, not the end of the benchmark
@@ -83,23 +91,28 @@ def main() -> int:
             continue
         rep = res.report
         dt = time.time() - t
+        cpu = _cpu() - cpu0
         r = {"kernel": e["name"], "k0_cycles": rep["k0_cycles"], "best_cycles": rep["best_cycles"],
              "speedup": rep["speedup_estimated"], "evaluated": rep["evaluated"], "seconds": dt,
              "per_minute": rep["candidates_per_minute"],
-             "final": rep["final_check"]["verdict"]["status"]}
+             "final": rep["final_check"]["verdict"]["status"], "cpu_seconds": cpu,
+             "cpu_per_candidate": cpu / max(1, rep["evaluated"])}
         rows.append(r)
         flag = "  SLOWER THAN K0" if r["speedup"] < 1.0 else ""
         print(f"{r['kernel']:24s} {r['k0_cycles']:9.0f} {r['best_cycles']:9.0f} "
               f"{r['speedup']:8.3f}x {r['evaluated']:6d} {dt:6.0f} {r['per_minute']:6.1f}  "
-              f"{r['final']}{flag}", flush=True)
+              f"{r['final']}  cpu {r['cpu_per_candidate']:.2f} s/cand{flag}", flush=True)
     ok = [r for r in rows if "speedup" in r]
     if ok:
         g = math.exp(sum(math.log(r["speedup"]) for r in ok) / len(ok))
         print(f"\ngeomean estimated speed-up over {len(ok)} kernels: {g:.3f}x (target >= 1.15x)")
         sm = [r for r in ok if r["kernel"] == "softmax_row"]
         if sm:
-            print(f"softmax_row: {sm[0]['per_minute']:.1f} candidates/min (target >= 60/min, "
-                  f"--jobs {a.jobs})")
+            cpm = 60.0 / sm[0]["cpu_per_candidate"] * min(a.jobs, os.cpu_count() or 1)
+            print(f"softmax_row: {sm[0]['per_minute']:.1f} candidates/min measured (target >= 60/min, "
+                  f"--jobs {a.jobs}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); "
+                  f"{sm[0]['cpu_per_candidate']:.2f} CPU s per candidate = {cpm:.0f}/min on "
+                  f"{min(a.jobs, os.cpu_count() or 1)} idle core(s)")
         failed = [r["kernel"] for r in rows if "error" in r]
         if failed:
             print(f"failed: {', '.join(failed)}")
