@@ -597,6 +597,12 @@ def _unaligned_waits(orig_mod: Module, ko: Kernel, kc: Kernel) -> str | None:
             "removed or weakened waits cannot be ruled out")
 
 
+#: Kernels longer than this (instructions) are not aligned as one sequence when their block
+#: structure differs (difflib is quadratic in the worst case); the z3 layer cannot compare
+#: such kernels either, so the verdict is unknown anyway.
+ALIGN_LIMIT = 6000
+
+
 def align_instructions(ko: Kernel, kc: Kernel) -> dict[int, Instruction]:
     """Candidate instruction (by ``id``) -> the original instruction it corresponds to.
 
@@ -642,7 +648,10 @@ def align_instructions(ko: Kernel, kc: Kernel) -> dict[int, Instruction]:
 
     wins, why = changed_windows(ko, kc)
     if why:
-        region(list(ko.instructions()), list(kc.instructions()))
+        io, ic = list(ko.instructions()), list(kc.instructions())
+        if max(len(io), len(ic)) > ALIGN_LIMIT:
+            return m  # nothing aligned: the caller reports the candidate's points unknown
+        region(io, ic)
         return m
     changed = {bi: (p, eo, ec) for bi, p, eo, ec in wins}
     for bi, (bo, bc) in enumerate(zip(ko.blocks, kc.blocks)):
@@ -739,6 +748,10 @@ def _order_point_waits(orig_mod: Module, ko: Kernel, cand_mod: Module | None,
     if not pc:
         return [], None
     m = align_instructions(ko, kc)
+    if not m:
+        return [], (f"{kc.name}: the kernels could not be aligned (block structure differs, "
+                    f"over {ALIGN_LIMIT} instructions); waits before memory-order points are "
+                    "not checked")
     ro, rc = _Reach(wo.cfg), _Reach(wc.cfg)
     out: list[dict] = []
     unknown = None
