@@ -11,6 +11,15 @@ from .exec_common import CompileError, U32, U8, _b64, _mask_of, _regs_of, reader
 from .exec_mem import (_DWS, _active, _atomic_apply, _load_into, _load_words, _store_data,
     _store_words)
 
+#: atomics whose result does not depend on the order of the lanes (commutative and
+#: associative on 32 bits): ufunc.at over all lanes equals the lane-by-lane updates
+UFUNC_AT = {"add": (np.add.at, False), "sub": (np.subtract.at, False),
+            "and": (np.bitwise_and.at, False), "or": (np.bitwise_or.at, False),
+            "xor": (np.bitwise_xor.at, False), "umin": (np.minimum.at, False),
+            "umax": (np.maximum.at, False), "smin": (np.minimum.at, True),
+            "smax": (np.maximum.at, True)}
+
+
 def compile_ds(inst, spec, ctx, nxt):
     """LDS instructions (CDNA3 ISA guide, "Data share operations")."""
     ex = spec.extra
@@ -142,6 +151,16 @@ def compile_ds(inst, spec, ctx, nxt):
                 lds.check(a, size, lanes)
                 aop = ex["aop"]
                 ndw = size // 4
+                at = UFUNC_AT.get(aop) if dst is None and size == 4 else None
+                if at is not None and not np.count_nonzero(a & 3):
+                    # an order-independent update without return: all lanes at once
+                    f, signed = at
+                    x = wv.v[src.index, lanes]
+                    if signed:
+                        f(lds.words.view(np.int32), a >> 2, x.view(np.int32))
+                    else:
+                        f(lds.words, a >> 2, x)
+                    return nxt
 
                 def rd(reg, ln):
                     return sum(int(wv.v[reg.index + k, ln]) << (32 * k) for k in range(ndw))

@@ -40,7 +40,7 @@ from .exec_mem import (_ALL_LANES, _DWS, _active, _atomic_apply, _ext, _flat, _l
     compile_vmem_atomic)  # noqa: F401
 from .exec_mubuf import (_BUF_DFMT, _BUF_NFMT, _DFMT_NAMES, _NFMT_NAMES, _buf_format,
     _fmt_decode, _fmt_encode, _mtbuf_word3, compile_mubuf)  # noqa: F401
-from .exec_ds import (compile_ds)  # noqa: F401
+from .exec_ds import (UFUNC_AT, compile_ds)  # noqa: F401
 from .exec_mfma import (_ESIZE, _blgp_src, _compile_smfmac, _unpack_elems, compile_mfma,
     mfma_maps, smfmac_maps)  # noqa: F401
 from .program import (COMPILERS, Program, _failing, _simple)  # noqa: F401

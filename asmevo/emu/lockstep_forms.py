@@ -17,6 +17,7 @@ from ..ir.operands import Reg, Special
 from ..isa import def_operands, implicit_defs, implicit_uses, use_operands
 from ..semantics.npbackend import NP
 from ..semantics.registry import lookup
+from .exec_ds import UFUNC_AT
 from .state import EXEC, SPECIAL_SGPR, TTMP_BASE
 
 
@@ -349,6 +350,9 @@ def _ds_mode(inst, spec):
         if op == "write2" and len(ops) == 3 and ops[0].file == "v":
             return ("dsw", ops[0].index, tuple((o.file, o.index) for o in ops[1:]), nd, offs)
         return None
+    if op == "atomic" and not ex.get("ret") and size == 4 and ex.get("aop") in UFUNC_AT and \
+            len(ops) == 2 and all(o.file == "v" for o in ops):
+        return ("dsa", ops[0].index, ops[1].index, ex["aop"], int(inst.mod("offset", 0) or 0))
     if op == "swizzle" and len(ops) == 2 and ops[0].file == "v" and ops[1].file == "v":
         from ..semantics.lanes import swizzle_map
         return ("swz", ops[1].index, ops[0].index,
@@ -501,6 +505,24 @@ def _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W) -> bool:
                 X = X.ravel()[order]
         lds[I.ravel()] = X.ravel()
         return True
+    if kind == "dsa":      # an order-independent atomic without return
+        _, areg, dreg, aop, off = m
+        if not ex.any:
+            return True
+        a, x, seg = Vf[areg], Vf[dreg], lds_seg
+        if not ex.all:
+            sel = ex.sel
+            a, x, seg = a[sel], x[sel], seg[sel]
+        b = a.astype(np.int64) + off
+        if np.count_nonzero((b & 3) | (b > lds_lim[1])):
+            return False
+        f, signed = UFUNC_AT[aop]
+        w = (b >> 2) + seg
+        if signed:
+            f(lds.view(np.int32), w, x.view(np.int32))
+        else:
+            f(lds, w, x)
+        return True
     if kind == "swz":
         _, src, dst, smap = m
         g = (np.tile(smap, W) + _wave_base(W))
@@ -532,7 +554,7 @@ def _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W) -> bool:
     return True
 
 
-_DS_KINDS = ("dsr", "dsw", "swz", "permute", "bpermute")
+_DS_KINDS = ("dsr", "dsw", "dsa", "swz", "permute", "bpermute")
 
 
 _ONES = {}

@@ -264,3 +264,40 @@ def test_dpp_forms(setup):
     from asmevo.frontend.asm_parser import parse_instruction
     assert all(classify(parse_instruction(x))[0] == "vec" for x in DPP)   # for the group
     _same(DPP, setup=setup)
+
+
+ATOMICS = [
+    "v_and_b32_e32 v2, 0x3c, v10",                   # 16 words: many lanes per word
+    "v_mov_b32_e32 v3, 0x42",
+    "ds_add_u32 v2, v11",
+    "ds_sub_u32 v2, v12 offset:64",
+    "ds_xor_b32 v2, v13 offset:128",
+    "ds_or_b32 v2, v13 offset:192",
+    "ds_and_b32 v2, v14 offset:256",
+    "ds_min_u32 v2, v15 offset:320",
+    "ds_max_i32 v2, v15 offset:384",
+    "ds_min_i32 v2, v16 offset:448",
+    "ds_max_u32 v2, v16 offset:512",
+    "ds_add_rtn_u32 v20, v2, v11 offset:576",        # with return: lane by lane
+    "ds_add_u32 v3, v11 offset:2",                    # unaligned: byte path
+    "s_barrier",
+    "ds_read_b128 v[24:27], v2",
+]
+
+
+@pytest.mark.parametrize("setup", [None, _partial], ids=["full", "partial"])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_lds_atomics(setup, groups):
+    _same(ATOMICS, setup=setup, groups=groups, nwaves=4 // groups)
+
+
+def test_lds_atomics_equal_lane_by_lane(monkeypatch):
+    """The all-lanes update gives what the lane-by-lane loop gives."""
+    from asmevo.emu import exec_ds, lockstep_forms
+    fast, gf = _run(ATOMICS, True, setup=_partial)
+    monkeypatch.setattr(exec_ds, "UFUNC_AT", {})
+    monkeypatch.setattr(lockstep_forms, "UFUNC_AT", {})
+    slow, gs = _run(ATOMICS, False, setup=_partial)
+    for a, b in zip(fast, slow):
+        assert np.array_equal(a.v, b.v) and a.lanes == b.lanes
+    assert np.array_equal(gf[0].lds.words, gs[0].lds.words)
