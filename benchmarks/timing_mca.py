@@ -198,6 +198,14 @@ def main(argv=None) -> int:
     print(f"{len(rows)} distinct straight-line VALU/SALU/MFMA blocks from {len(files)} code objects")
     print(f"Spearman rank correlation, static model (asmevo-static estimate, clk) vs "
           f"llvm-mca gfx942 (cycles, -iterations=1): {rho:.4f} (target >= {TARGET})")
+    # beyond one issue slot per instruction (model: 4 clk each; mca: 1 unit each plus 1 for
+    # its pipeline), which blocks does each model slow down?
+    slot = load_machine()["issue.wave_slot_clk"]
+    xs = [r[2] / slot - r[1] for r in rows]
+    ys = [r[3] - r[1] - 1 for r in rows]
+    same = sum(1 for a_, b_ in zip(xs, ys) if a_ == 0 and b_ == 0)
+    print(f"blocks that both models run at one issue slot per instruction: {same} of {len(rows)}; "
+          f"model slower: {sum(1 for a_ in xs if a_ > 0)}, mca slower: {sum(1 for b_ in ys if b_ > 0)}")
     # largest disagreements: model clk per mca unit far from the median
     import statistics
     ratio = [m / max(c, 1) for m, c in zip(model, mca)]
