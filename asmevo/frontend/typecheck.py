@@ -24,15 +24,30 @@ Checks, each raising :class:`~asmevo.errors.AsmSyntaxError` with
 * modifiers that the instruction kind has no field for (DPP/SDWA controls,
   cache/addressing flags, DS offsets, ``gds``, clamp/omod, op_sel, MFMA
   cbsz/abid/blgp) and source modifiers (``-x``, ``|x|``, ``neg``, ``abs``,
-  ``sext``) where the encoding or operand type has none.
+  ``sext``) where the encoding or operand type has none; clamp, omod, op_sel,
+  op_sel_hi and neg_lo/neg_hi per VALU record from :mod:`.valu_modifiers` (LLVM's VOP
+  profiles as llvm-mc 19 applies them; no op_sel/op_sel_hi on gfx940 ``v_dot*``);
+* the gfx940 cache policy: vector memory takes ``sc0``/``sc1``/``nt``, never the
+  gfx90a ``glc``/``slc``; SMEM takes only ``glc``, and only on loads, stores and
+  atomics; a FLAT/GLOBAL atomic that returns the old value must set ``sc0`` and
+  one that does not must not (AMDGPUAsmParser validateCoherencyBits);
+* modifiers given twice or out of the order llvm-mc takes them in (each LLVM asm
+  string lists its optional operands in one order: :data:`MOD_RANK`), two DPP
+  controls or none; ``offset:`` ranges per family, ``'null'`` (a gfx10+ register),
+  M0/EXEC as SMEM data, the implicit VCC read of ``v_div_fmas`` and the K literal of
+  ``v_fmamk``/``v_fmaak`` on the constant bus.
+
+Suffix-less VALU mnemonics get the encoding llvm-mc picks (:func:`select_encoding`,
+called by the parser): ``v_cmp_le_u32 s[0:1], 1, v55`` is ``v_cmp_le_u32_e64``.
 
 The ISA table records one operand form per mnemonic; :func:`_normalize` and
 :func:`_alternatives` add the other forms LLVM accepts (global ``saddr``,
 scratch ``off``, MUBUF ``vaddr`` by offen/idxen, AGPR memory data, SMEM
 ``soffset``, ``lds`` loads, optional operands).  Verdicts are memoised per
-instruction value.  Differential tests against llvm-mc (tests/frontend/
-test_typecheck_mutations.py) require no false errors and >= 95% of llvm-mc's
-rejections caught for each mutation kind.
+instruction value.  Differential tests against llvm-mc: tests/frontend/
+test_typecheck_mutations.py (corpus mutants: no false errors, >= 95% of llvm-mc's
+rejections caught) and test_parser_isa_property.py (mutants of every ISA-table
+example: accept/reject parity with llvm-mc, except the llvm-mc laxities listed there).
 
 Rules: CDNA3 ISA guide ("Scalar Operands", "Vector Operands", SGPR/VGPR
 alignment) and LLVM AMDGPUAsmParser.cpp (the diagnostics llvm-mc gives for the
