@@ -8,16 +8,8 @@ import numpy as np
 from ..semantics.lanes import swizzle_map as _swizzle_map
 from .state import LANES, M0
 from .exec_common import CompileError, U32, U8, _b64, _mask_of, _regs_of, reader, vwriter
-from .exec_mem import (_DWS, _active, _atomic_apply, _load_into, _load_words, _store_data,
-    _store_words)
-
-#: atomics whose result does not depend on the order of the lanes (commutative and
-#: associative on 32 bits): ufunc.at over all lanes equals the lane-by-lane updates
-UFUNC_AT = {"add": (np.add.at, False), "sub": (np.subtract.at, False),
-            "and": (np.bitwise_and.at, False), "or": (np.bitwise_or.at, False),
-            "xor": (np.bitwise_xor.at, False), "umin": (np.minimum.at, False),
-            "umax": (np.maximum.at, False), "smin": (np.minimum.at, True),
-            "smax": (np.maximum.at, True)}
+from .exec_mem import (UFUNC_AT, _DWS, _active, _atomic_apply, _load_into, _load_words,
+    _store_data, _store_words)
 
 
 def compile_ds(inst, spec, ctx, nxt):

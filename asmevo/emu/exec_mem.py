@@ -396,6 +396,15 @@ def _atomic_apply(op, old, val, cmp=None, size=4):
     raise CompileError(f"atomic {op}")
 
 
+#: atomics whose result does not depend on the order of the lanes (commutative and
+#: associative on 32 bits): ufunc.at over all lanes equals the lane-by-lane updates
+UFUNC_AT = {"add": (np.add.at, False), "sub": (np.subtract.at, False),
+            "and": (np.bitwise_and.at, False), "or": (np.bitwise_or.at, False),
+            "xor": (np.bitwise_xor.at, False), "umin": (np.minimum.at, False),
+            "umax": (np.maximum.at, False), "smin": (np.minimum.at, True),
+            "smax": (np.maximum.at, True)}
+
+
 def compile_vmem_atomic(inst, spec, ctx, nxt):
     ex = spec.extra
     op, seg = ex["op"], ex["seg"]
@@ -413,6 +422,8 @@ def compile_vmem_atomic(inst, spec, ctx, nxt):
     nd = size // 4
     cmp = op == "cmpswap"
 
+    at = UFUNC_AT.get(op) if dst is None and size == 4 and seg == "global" else None
+
     def run(wv):
         if not wv.exec_any:
             return nxt
@@ -420,6 +431,20 @@ def compile_vmem_atomic(inst, spec, ctx, nxt):
         a = _b64(vr(wv))[lanes].astype(U64) + U64(offset)
         if sr is not None:
             a = a + sr(wv)[0]
+        if at is not None:
+            # an order-independent update without return, in one output buffer: all lanes
+            hit = ctx.mem._single(a, 4)
+            if hit is not None and hit[0].writable and not hit[0].watch and \
+                    not np.count_nonzero(hit[1] & U64(3)):
+                r, off = hit
+                f, signed = at
+                x = wv.v[data.index, lanes]
+                w = (off >> U64(2)).astype(np.intp)
+                if signed:
+                    f(r.words.view(np.int32), w, x.view(np.int32))
+                else:
+                    f(r.words, w, x)
+                return nxt
         for j, ln in enumerate(lanes):
             aj = a[j:j + 1]
             old_b = ctx.mem.read(aj, size, lanes[j:j + 1]) if seg != "flat" else _flat(wv, ctx.mem, aj, lanes[j:j + 1], size, None)

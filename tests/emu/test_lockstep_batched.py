@@ -301,3 +301,31 @@ def test_lds_atomics_equal_lane_by_lane(monkeypatch):
     for a, b in zip(fast, slow):
         assert np.array_equal(a.v, b.v) and a.lanes == b.lanes
     assert np.array_equal(gf[0].lds.words, gs[0].lds.words)
+
+
+GLOBAL_ATOMICS = [
+    "v_and_b32_e32 v2, 15, v10",
+    "v_lshlrev_b32_e32 v2, 2, v2",
+    "global_atomic_add v2, v11, s[2:3]",
+    "global_atomic_umax v2, v12, s[2:3] offset:64",
+    "global_atomic_smin v2, v13, s[2:3] offset:128",
+    "global_atomic_xor v2, v14, s[2:3] offset:192",
+]
+
+
+def test_global_atomics_equal_lane_by_lane(snippet, monkeypatch):
+    from asmevo.emu import exec_mem
+    outs = []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(exec_mem, "UFUNC_AT", {})
+        s = snippet(GLOBAL_ATOMICS, nwaves=2)
+        base = s.mem.map("buf", np.arange(64, dtype=np.uint32))
+        rng = np.random.default_rng(3)
+        for wv in s.waves:
+            wv.v[10:15] = rng.integers(0, 1 << 32, (5, 64), dtype=np.uint32)
+            wv.s[2], wv.s[3] = base & 0xFFFFFFFF, base >> 32
+        s.waves[1].set_exec(LANES % 3 != 0)
+        s.run()
+        outs.append(s.mem.region("buf").words.copy())
+    assert np.array_equal(outs[0], outs[1]) and not np.array_equal(outs[0], np.arange(64))
