@@ -135,6 +135,7 @@ def profile_trace(module, kernel, tracer, launch, *, machine: Machine | None = N
         rb = RegisterBudget(kernel)
     if lds_per_wg is None:
         lds_per_wg = lds_bytes_of(module, kernel, rb=rb)
+    lds_per_wg = max(lds_per_wg, _lds_touched(tracer, ops))
     regs_occ, occ, why, limits = occupancy_of(kernel, lds_per_wg, wg_size, m, rb=rb)
     # workgroups in dispatch order
     by_wg: dict = {}
@@ -208,6 +209,21 @@ def profile_trace(module, kernel, tracer, launch, *, machine: Machine | None = N
     except ImportError:
         pass
     return kp
+
+
+def _lds_touched(tracer, ops) -> int:
+    """Bytes of LDS the traced waves address (highest byte + 1): a workgroup holds at least
+    that much, whatever the descriptor says (dynamic LDS of Triton kernels)."""
+    hi = 0
+    for tr in tracer.waves:
+        pcs = tr.pcs
+        for pos, a in tr.addrs.items():
+            o = ops[pcs[pos]]
+            if o.unit == 6 and len(a):      # U_LDS
+                top = int(a.max()) + max(1, o.size)
+                if top > hi:
+                    hi = top
+    return hi
 
 
 _RB: dict = {}

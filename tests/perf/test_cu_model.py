@@ -196,3 +196,17 @@ def test_occupancy_limits_resident_waves():
     free = _chase_cycles(8).cycles
     low = _chase_cycles(8, occupancy=2).cycles       # 2 waves per SIMD: 2 workgroups at a time
     assert low > 2.2 * free
+
+
+def test_lds_the_trace_touches_counts_for_occupancy():
+    """A kernel whose descriptor declares no LDS but addresses 40 KiB of it (dynamic LDS, as
+    Triton kernels do) holds one workgroup per CU in the model."""
+    from asmevo.emu.launch import Arg, Launch
+    from asmevo.perf import calibration as C
+    body = "v_mov_b32 v1, 0xa000\nds_write_b32 v1, v0\ns_waitcnt lgkmcnt(0)\n"
+    m = C.load_kernel(C.kernel_text(body))
+    la = Launch((256, 1, 1), (2, 1, 1), [Arg("buf", "buffer", "uint32",
+                                              data=np.zeros(64, np.uint32), role="inout")])
+    kp = estimate(m, "k", la).kernel()
+    assert kp.extra["lds_per_workgroup"] >= 0xa004
+    assert kp.occupancy_limit == "lds"
