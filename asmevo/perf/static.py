@@ -79,8 +79,9 @@ from ..analysis._isa import facts
 from ..ir.operands import reg_units
 from .profile import InstructionRow, KernelProfile, Profile
 
-#: the model's name and version (every figure printed names it)
-MODEL = {"name": "asmevo-static", "version": "1.0"}
+#: the model's name and version (every figure printed names it); 1.1: steady-state loop
+#: pass, vL1 pipe time, the binding resource named only when throughput sets the clk
+MODEL = {"name": "asmevo-static", "version": "1.1"}
 
 #: static policy: assumptions a model without trip counts and addresses must make
 #: (not machine parameters; docs/perf.md "Static estimate").
