@@ -191,3 +191,20 @@ def test_vmem_pipe_takes_the_wave_bytes_at_the_vl1_rate():
                 "s_endpgm")
     busy = 64 * 16 / MI300X["bw.vl1_bytes_per_clk_cu"]  # 1 KiB per wave at 128 B/clk = 8 clk
     assert kp.instructions[1].causes["pipe"] == pytest.approx(busy - MI300X["issue.wave_slot_clk"])
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_largest_aiter_kernel_within_budget(corpus_dir):
+    """benchmarks/profile.py measures it (target 3 s); here a 2x margin on CPU time for a
+    loaded machine."""
+    import time
+    from asmevo.frontend.loader import load
+    path = max((corpus_dir / "aiter").rglob("*.co"), key=lambda p: p.stat().st_size)
+    m = load(str(path))
+    k = max((k for k in m.kernels if k.is_kernel), key=lambda k: k.num_instructions())
+    assert k.num_instructions() > 30000
+    t = time.process_time()
+    kp = estimate_static(m, k, top=10).kernel(k.name)
+    assert time.process_time() - t < 6.0
+    assert kp.cycles > 0 and len(kp.windows) == 10
