@@ -213,6 +213,7 @@ class _Group:
         scratch, per_lane = self.scratch, self.per_lane
         limit = self.limit
         pos = self.pos
+        self._act = act
         w0 = act[0]
         i0 = pos[id(w0)]
         rest = act[1:]
@@ -400,6 +401,31 @@ class _Group:
                                     return []
                                 pc = npc
                                 continue
+                    elif kind == "uni" and len(act) > 2:
+                        # operands differ: once per set of waves with equal operands
+                        groups = _groups(S, act, ia, sorted(ridx & nu), rscc)
+                        if len(groups) < len(act):
+                            if wexec:
+                                self._count(act, n - mark)
+                                mark = n
+                            npcs = self._run_groups(pc, groups, m)
+                            if wset:
+                                nu = _renu(S, ia, nu, sorted(wset))
+                            if wscc:
+                                s0 = w0.scc
+                                scc_u = all(wv.scc == s0 for wv in rest)
+                            if wexec:
+                                ex = exec_state()
+                            p0 = npcs[0]
+                            if all(p == p0 for p in npcs) and p0 >= 0:
+                                pc = p0
+                                continue
+                            for wv, p in zip(act, npcs):
+                                if p >= 0:
+                                    wv.pc = p
+                                else:
+                                    wv.done = True
+                            return []
                 # wave by wave
                 self._count(act, n - mark)
                 mark = n
@@ -506,12 +532,60 @@ class _Group:
                 lane_count[0] = 64
         return npc
 
+    def _run_groups(self, pc, groups, m):
+        """Run a ``uni`` instruction (form ``m``) on the first wave of each group (waves
+        whose operands are equal) and copy what it wrote to the others; the next pc of
+        every running wave, in ``act`` order."""
+        prog, S = self.prog, self.S
+        code = prog.code
+        _, _, _, wsl, _, wscc, wexec, _ = m
+        nxt = {}
+        for members in groups:
+            rep, r0 = members[0]
+            try:
+                p = code[pc](rep)
+            except MemoryFault as e:      # the lowest-numbered faulting wave, as wave by wave
+                inst = prog.insts[pc]
+                raise EmuError(f"kernel {prog.kernel.name}, {prog.where(pc)}, "
+                               f"'{inst.text()}': lane {e.lane}: {e}") from None
+            nxt[id(rep)] = p
+            if len(members) == 1:
+                continue
+            rows = np.array([r for _, r in members[1:]], np.intp)
+            if wsl is not None:
+                if isinstance(wsl, slice):
+                    S[rows, wsl] = S[r0, wsl]
+                else:
+                    S[np.ix_(rows, wsl)] = S[r0, wsl]
+            for wv, _ in members[1:]:
+                if wscc:
+                    wv.scc = rep.scc
+                if wexec:
+                    wv.exec_mask, wv.exec_all, wv.exec_any, wv.exec_n = \
+                        rep.exec_mask, rep.exec_all, rep.exec_any, rep.exec_n
+                if p < 0:
+                    wv.done = True
+                nxt[id(wv)] = p
+        return [nxt[id(wv)] for wv in self._act]
+
     @staticmethod
     def _count(act, k):
         """Add ``k`` instructions, each at the waves' current EXEC, to their lane counts."""
         if k:
             for wv in act:
                 wv.lanes += k * wv.exec_n
+
+
+def _groups(S, act, ia, cols, rscc):
+    """The running waves grouped by the values of SGPRs ``cols`` (and SCC when ``rscc``):
+    lists of (wave, row of S), in the order of each group's first wave."""
+    rows = list(range(len(act))) if ia is None else ia.tolist()
+    vals = S[rows][:, cols].tolist()
+    out = {}
+    for wv, r, v in zip(act, rows, vals):
+        key = (tuple(v), wv.scc) if rscc else tuple(v)
+        out.setdefault(key, []).append((wv, r))
+    return list(out.values())
 
 
 def _runs(S, ia, W, cols):

@@ -329,3 +329,35 @@ def test_global_atomics_equal_lane_by_lane(snippet, monkeypatch):
         s.run()
         outs.append(s.mem.region("buf").words.copy())
     assert np.array_equal(outs[0], outs[1]) and not np.array_equal(outs[0], np.arange(64))
+
+
+SALU_GROUPS = [
+    "s_mul_i32 s20, s9, 3",                  # s9: the workgroup (2 waves each)
+    "s_lshl_b32 s22, s20, 2",                # writes SCC
+    "s_cselect_b32 s23, 5, 6",
+    "s_cmp_eq_u32 s9, 1",
+    "s_cselect_b32 s24, 7, 8",               # SCC differs between the groups
+    "s_add_u32 s25, s20, s8",                # differs in every wave: wave by wave
+    "s_and_saveexec_b64 s[26:27], s[20:21]",
+    "v_mov_b32_e32 v30, s25",
+    "s_mov_b64 exec, -1",
+    "s_cmp_lt_u32 s9, 2",
+    "s_cbranch_scc1 .Lx",
+    "s_mul_i32 s28, s9, s9",
+    ".Lx:",
+    "s_add_u32 s29, s9, 1",
+]
+
+
+def test_scalar_groups(monkeypatch):
+    from asmevo.emu import lockstep as LS
+    calls = []
+    orig = LS._Group._run_groups
+    monkeypatch.setattr(LS._Group, "_run_groups",
+                        lambda self, *a: calls.append(1) or orig(self, *a))
+
+    def setup(k, wv):
+        wv.s[20:22] = 0
+        wv.s[21] = 1 << (k % 3)      # an EXEC source that differs
+    _same(SALU_GROUPS, groups=4, nwaves=2, setup=setup)
+    assert len(calls) >= 6
