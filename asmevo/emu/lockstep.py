@@ -309,6 +309,22 @@ class _Group:
                                 ex = exec_state()
                             pc += 1
                             continue
+                        runs = _runs(S, ia, W, sorted(m[1] & nu))
+                        if len(runs) < len(act):    # once per run of waves with equal SGPRs
+                            dst, cmpx = m[2], m[3]
+                            if cmpx or dst == EXEC:
+                                self._count(act, n - mark)
+                                mark = n
+                            self._cmp_parts(m, runs, ex, w0.mode)
+                            cols = ([dst, dst + 1] if dst is not None else []) + \
+                                ([EXEC, EXEC + 1] if cmpx else [])
+                            if cols:
+                                nu = _renu(S, ia, nu, cols)
+                            if cmpx or dst == EXEC:
+                                _sync_exec(act, S, ia)
+                                ex = exec_state()
+                            pc += 1
+                            continue
                         m = None
                 if m is not None:
                     kind, ridx, rscc, wsl, wset, wscc, wexec, alt = m
@@ -531,6 +547,32 @@ class _Group:
             finally:
                 lane_count[0] = 64
         return npc
+
+    def _cmp_parts(self, m, runs, ex, mode):
+        """A VOPC (form ``m``) once per run ``(k0, k1)`` of consecutive running waves."""
+        _, _, dst, cmpx, batch = m
+        V, A, S = self.V, self.A, self.S
+        sub = BatchView()
+        sub.mode = mode
+        part = _Exec.__new__(_Exec)
+        for k0, k1 in runs:
+            nl = (k1 - k0) * 64
+            sub.v = V[:, k0:k1].reshape(V.shape[0], nl)
+            sub.a = A[:, k0:k1].reshape(A.shape[0], nl)
+            sub.s = S[k0]
+            part.mask = None if ex.all else ex.mask[k0 * 64:k1 * 64]
+            sub.exec_mask = part.mask
+            sub.exec_all = ex.all
+            sub.exec_any = True if ex.all else bool(part.mask.any())
+            lane_count[0] = nl
+            try:
+                res = _cmp_batch(batch, sub, part, k1 - k0)
+            finally:
+                lane_count[0] = 64
+            if dst is not None:
+                S[k0:k1, dst:dst + 2] = res
+            if cmpx:
+                S[k0:k1, EXEC:EXEC + 2] = res
 
     def _run_groups(self, pc, groups, m):
         """Run a ``uni`` instruction (form ``m``) on the first wave of each group (waves

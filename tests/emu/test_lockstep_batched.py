@@ -140,7 +140,10 @@ SALU = [
     "v_cmpx_gt_u32_e32 vcc, 40, v0",
     "v_mov_b32_e32 v4, v1",
     "s_mov_b64 exec, -1",
-    "v_cmp_ne_u32_e64 s[34:35], s9, v9",
+    "v_cmp_ne_u32_e64 s[34:35], s9, v9",             # per-workgroup SGPR: per run
+    "v_cmpx_lt_u32_e64 s[36:37], s9, v0",
+    "v_mov_b32_e32 v46, 1",
+    "s_mov_b64 exec, -1",
     "s_cselect_b32 s36, 1, 2",
     "v_add_co_u32_e32 v40, vcc, v10, v11",              # carry-out masks, one per wave
     "v_mad_u64_u32 v[42:43], s[40:41], v10, v11, v[12:13]",
@@ -233,7 +236,7 @@ def test_group_forms_are_used(monkeypatch):
     n = {k: sum(1 for a, r in used if a == k and r is not False) for k in dict(used)}
     assert n["_ds_batch"] == 16 and n["_scratch_batch"] == 4
     assert ("_scratch_batch", False) in used        # the unaligned load: wave by wave
-    assert n["_cmp_batch"] >= 2 and n["_sbit_batch"] >= 8
+    assert n["_cmp_batch"] >= 5 and n["_sbit_batch"] >= 8
 
 
 def test_runaway_loop_that_splits_and_merges_is_stopped():
