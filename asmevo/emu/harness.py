@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 
 import numpy as np
@@ -213,12 +214,12 @@ def _scalar_fits(v, dt: np.dtype) -> bool:
         return False
     if dt.kind in "iu":
         if isinstance(v, float):
-            if not (np.isfinite(v) and v == int(v)):
+            if not (math.isfinite(v) and v == int(v)):
                 return False
             v = int(v)
         info = np.iinfo(dt)
         return info.min <= v <= info.max
-    if not np.isfinite(v):
+    if not math.isfinite(v):
         return False
     return bool(abs(v) <= np.finfo(dt).max)
 
@@ -295,7 +296,7 @@ def _validate(e, path):
             bad(f"reference {ref!r}: expected \"FILE.py:FUNCTION\" (a Python file relative to the "
                 "harness and a function name)")
     for k in ("rtol", "atol"):
-        if k in e and e[k] is not None and not (_is_number(e[k]) and np.isfinite(e[k])
+        if k in e and e[k] is not None and not (_is_number(e[k]) and math.isfinite(e[k])
                                                 and e[k] >= 0):
             bad(f"{k} is {_kind(e[k])}; expected a finite number >= 0")
     if e.get("dynamic_lds") is not None:

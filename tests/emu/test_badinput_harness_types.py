@@ -108,3 +108,14 @@ def test_good_harness_still_runs(capsys):
                                  str(EX / "vadd_f32.json"), "--check"])
     assert rc == 0, err
     assert "match the reference" in out
+
+
+def test_huge_integer_tolerance_is_not_an_internal_error(tmp_path, capsys):
+    """Found by fuzzing: ``"rtol": 2**64`` made np.isfinite raise TypeError."""
+    (tmp_path / "ref.py").write_text((EX / "ref.py").read_text())
+    e = copy.deepcopy(BASE)
+    e["rtol"] = 2 ** 64
+    h = tmp_path / "h.json"
+    h.write_text(json.dumps(e))
+    rc, out, err = _run(capsys, ["run", str(EX / "vadd_f32.co"), "--harness", str(h), "--check"])
+    assert rc == 0 and "internal error" not in err
