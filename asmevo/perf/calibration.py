@@ -301,6 +301,15 @@ def run_all(machine: Machine = MI300X, quick: bool = False) -> list[Figure]:
     buf = _chain_buffer(65536, 128, 65536 // 4)
     f.append(Figure("global pointer chase, L2 hit", per_op(global_chase, 1024, 1536, buf=buf, machine=m),
                     288, "clk/load", f"{tf} s3: mt4g p50 288 [M]"))
+    # Infinity Cache: an L2 of 64 KiB (a machine override) so that a 128-KiB chain misses it
+    # on its second pass while the 256-MiB MALL holds it
+    from .machine import Param
+    small = Machine(m.name + ", 64 KiB L2", dict(m.params, **{"cache.l2_bytes": Param(
+        "cache.l2_bytes", 65536, "bytes", "calibration override", "I")}))
+    buf = _chain_buffer(131072, 128, 131072 // 4)
+    f.append(Figure("global pointer chase, Infinity Cache hit (64 KiB L2)",
+                    per_op(global_chase, 1024 + 256, 1024 + 512, buf=buf, machine=small),
+                    500, "clk/load", f"{tf} s3: L2 288 + mt4g miss penalty 209 [I]"))
     buf = _chain_buffer(4096 * 512, 4096, 4096 * 512 // 4)
     f.append(Figure("global pointer chase, HBM", per_op(global_chase, 128, 256, buf=buf, machine=m),
                     900, "clk/load", f"{tf} s3: mt4g mean 900 [M]"))
