@@ -70,14 +70,21 @@ def reader(op, ty: str, *, hi16: bool = False, vector_ok: bool = True):
     b = base_of(op)
     w = width(ty)
     if ty == "lm":
+        # (in a lockstep group of W waves, asmevo.emu.lockstep: W*64 lanes, each wave's mask)
         if isinstance(b, Imm):
             bits = imm_bits(b.value, "b64", b.text)
             m = np.unpackbits(np.array([bits], np.uint64).view(np.uint8), bitorder="little").view(bool)
-            return lambda wv: m
+            return lambda wv: m if LANE_COUNT[0] == 64 else np.tile(m, LANE_COUNT[0] // 64)
         i = _sgpr_index(b)
         if i is None:
             raise CompileError(f"lane-mask operand {b} must be an SGPR pair or VCC")
-        return lambda wv: lane_mask(wv.s.item(i) | (wv.s.item(i + 1) << 32))
+
+        def rd(wv):
+            if LANE_COUNT[0] != 64:
+                return np.unpackbits(np.ascontiguousarray(wv.sfile[:, i:i + 2]).view(np.uint8),
+                                     axis=1, bitorder="little").view(bool).reshape(-1)
+            return lane_mask(wv.s.item(i) | (wv.s.item(i + 1) << 32))
+        return rd
     r = _raw_reader(b, ty, w, hi16, vector_ok)
     if isinstance(op, Src) and (op.neg or op.abs) and ty[0] == "f":
         sign = _DT[w](_SIGN[w])

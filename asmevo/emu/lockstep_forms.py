@@ -102,7 +102,8 @@ def classify(inst, closure=None) -> tuple | None:
         if inst.opcode.endswith("_sdwa") or kind != "valu" and (
                 inst.opcode.endswith("_dpp") or any(inst.has_mod(m) for m in _DPP_MODS)):
             return None     # (VALU DPP maps are per wave: asmevo.emu.exec_valu)
-        if "lm" in spec.src or spec.imp_in or spec.imp_out:
+        if (spec.imp_in and (kind != "valu" or tuple(spec.imp_in) != ("vcc",))) or \
+                spec.imp_out or ("lm" in spec.src and kind != "valu"):
             return None
         if spec.fn is None or "lane_id" in getattr(getattr(spec.fn, "__code__", None),
                                                    "co_names", ("lane_id",)):
@@ -130,6 +131,17 @@ def classify(inst, closure=None) -> tuple | None:
     widx = _sgpr_units(defs)
     if ridx is None or widx is None:
         return None
+    if kind in _VEC_KINDS and ("lm" in spec.src or spec.imp_in):
+        # lane-mask sources are read per wave (each wave's own SGPR pair): they need not
+        # be equal in all waves; other SGPR sources must
+        nd = len(spec.dst)
+        lm, other = [], []
+        for op, ty in zip(inst.operands[nd:], spec.src):
+            (lm if ty == "lm" else other).append(op)
+        lm_slots = set(_sgpr_units(lm) or ()) | \
+            ({SPECIAL_SGPR["vcc"], SPECIAL_SGPR["vcc"] + 1} if spec.imp_in else set())
+        keep = set(_sgpr_units(other) or ())
+        ridx = [r for r in ridx if r not in lm_slots or r in keep]
     if spec.name in ("s_cbranch_execz", "s_cbranch_execnz"):
         ridx += [EXEC, EXEC + 1]
     elif spec.name in ("s_cbranch_vccz", "s_cbranch_vccnz"):

@@ -364,3 +364,25 @@ def test_scalar_groups(monkeypatch):
         wv.s[21] = 1 << (k % 3)      # an EXEC source that differs
     _same(SALU_GROUPS, groups=4, nwaves=2, setup=setup)
     assert len(calls) >= 6
+
+
+LM_SOURCES = [
+    "v_cmp_gt_u32_e64 s[10:11], v9, v0",             # a mask that differs per wave
+    "v_cmp_lt_u32_e32 vcc, v11, v10",
+    "v_cndmask_b32_e64 v20, v12, v13, s[10:11]",
+    "v_cndmask_b32_e32 v21, v12, v13, vcc",
+    "v_cndmask_b32_e64 v22, 0, 1.0, s[10:11]",
+    "v_add_co_u32_e32 v23, vcc, v10, v11",
+    "v_addc_co_u32_e32 v24, vcc, v12, v13, vcc",     # carry in and out
+    "v_subb_co_u32_e64 v25, s[12:13], v14, s9, s[10:11]",
+    "v_cndmask_b32_e64 v26, v12, v13, -1",
+    "v_div_fmas_f32 v27, v12, v13, v14",              # implicit VCC
+]
+
+
+@pytest.mark.parametrize("setup", [None, _partial], ids=["full", "partial"])
+def test_lane_mask_sources(setup):
+    from asmevo.emu.lockstep import classify
+    from asmevo.frontend.asm_parser import parse_instruction
+    assert classify(parse_instruction(LM_SOURCES[2]))[0] == "vec"
+    _same(LM_SOURCES, setup=setup, groups=2, nwaves=2)
