@@ -6,6 +6,11 @@ exits with status 2, never a traceback.  Any other exception is a bug: it prints
 ``asmevo CMD: internal error: TYPE: MESSAGE (please report ...)`` and exits 1
 (``ASMEVO_DEBUG=1`` shows the traceback instead).  A closed stdout pipe
 (``asmevo dis K.co | head``) ends the command quietly with status 0.
+
+LLVM conventions (docs/cli.md): ``--version``; ``-`` as an input file reads standard input
+(:class:`StdinInputs`); single-dash long options (``-json``, ``-regs``) are read as their
+double-dash form (:func:`normalize_argv`); options are never abbreviated
+(``allow_abbrev=False``); ``python -m asmevo`` runs :func:`main`.
 """
 
 from __future__ import annotations
