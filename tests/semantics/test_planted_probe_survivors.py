@@ -145,3 +145,13 @@ def test_buffer_idxen_offen_is_modelled():
     # a different index register is a different address
     r = check_windows(w2, [P("buffer_store_dword v5, v[2:3], s[4:7], 0 idxen offen")])
     assert r.status == "not equivalent", r.text()
+
+
+@pytest.mark.parametrize("ctrl", ["row_shl:3", "row_shr:5", "row_ror:7", "row_mirror", "row_half_mirror",
+                                  "quad_perm:[2,0,3,1]", "row_bcast:15", "row_bcast:31",
+                                  "wave_shl:1", "wave_shr:1", "wave_rol:1", "wave_ror:1"])
+def test_dpp_controls_z3_match_emulator(ctrl):
+    # z3backend row_shl `L + n` (mutant: L - n), and the other controls alike
+    _z3_vs_emulator([f"v_mov_b32_dpp v1, v0 {ctrl} row_mask:0xf bank_mask:0xf",
+                     f"v_add_u32_dpp v2, v0, v0 {ctrl} row_mask:0xf bank_mask:0xf bound_ctrl:1"],
+                    {0: VALS, 1: np.full(64, 77, np.uint32), 2: np.full(64, 5, np.uint32)}, [1, 2])
