@@ -60,7 +60,8 @@ def graft(k0: Module, kernel_name: str, blocks) -> Module:
     for i, it in enumerate(m.items):
         if isinstance(it, Kernel) and it.name == kernel_name:
             k = copy.copy(it)
-            k.blocks = copy.deepcopy(blocks)
+            # instructions are values (ARCHITECTURE.md): new blocks and lists suffice
+            k.blocks = [type(b)(b.label, list(b.instructions), list(b.directives)) for b in blocks]
             m.items[i] = k
             break
     else:
