@@ -386,3 +386,36 @@ def test_lane_mask_sources(setup):
     from asmevo.frontend.asm_parser import parse_instruction
     assert classify(parse_instruction(LM_SOURCES[2]))[0] == "vec"
     _same(LM_SOURCES, setup=setup, groups=2, nwaves=2)
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["aiter_topksoftmax", "aiter_bwd_odo_fp16",
+                                  "aiter_bwd_dq_convert_fp16", "aiter_i8gemm_16x128",
+                                  "aiter_i8gemm_16x128_splitk2"])
+def test_aiter_lockstep_bit_identical(corpus_dir, name):
+    """The hand-written AITer kernels (buffer loads to LDS, MFMA, DPP, wide scalar loads):
+    outputs, counts and lane counts with and without lockstep are identical."""
+    import os
+    from asmevo.emu import harness as H
+    from asmevo.emu import run_kernel
+    from asmevo.frontend.loader import load
+    co_root = corpus_dir / "aiter" / "gfx942"
+    if not co_root.is_dir():
+        pytest.skip("no AITer corpus")
+    h = H.load_harness(os.path.join(os.path.dirname(__file__), "data", name + ".json"))
+    module = load(str(co_root / h["code_object"]))
+    inputs = H.make_inputs(h, 1)
+    res = []
+    old = L.LOCKSTEP
+    try:
+        for lockstep in (True, False):
+            L.LOCKSTEP = lockstep
+            res.append(run_kernel(module, h["kernel"], H.make_launch(h, inputs)))
+    finally:
+        L.LOCKSTEP = old
+    a, b = res
+    assert (a.instructions, a.lane_instructions, a.waves) == \
+        (b.instructions, b.lane_instructions, b.waves)
+    for k in a.outputs:
+        assert a.outputs[k].tobytes() == b.outputs[k].tobytes(), k
