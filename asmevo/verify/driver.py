@@ -183,6 +183,14 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
                      f"changed code in {', '.join(unchecked)}, which is not a kernel with a kernel "
                      "descriptor; asmevo verifies kernels only",
                      [Evidence("static", "unchecked-function", ", ".join(unchecked))])
+    # --entry restricts every layer to one kernel; code that changed elsewhere in the code
+    # object (another kernel, a device function) is then checked by nobody.
+    outside = [n for n in changed_kernels(orig, cand, None) if kernels and n not in kernels]
+    if outside and st.outcome == "accepted":
+        st = Verdict(Status.UNKNOWN_UNSUPPORTED,
+                     f"{', '.join(outside)} changed too, but only {', '.join(kernels)} is "
+                     "checked (--entry); the rest of the code object is not verified",
+                     [Evidence("static", "unchecked-kernels", ", ".join(outside))])
     status["abi"] = _layer_state(abi)
     status["static"] = _layer_state(st)
     for v in (st, abi):
