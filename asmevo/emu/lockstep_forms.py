@@ -340,12 +340,19 @@ def _ds_mode(inst, spec):
     """Batched form of an LDS instruction (see :func:`_ds_batch`) or None."""
     ex = spec.extra
     op = ex.get("op")
-    if inst.has_mod("gds") or ex.get("d16"):
+    if inst.has_mod("gds"):
         return None
     ops = [getattr(o, "base", o) for o in inst.operands]
     if not all(isinstance(o, Reg) and o.file in ("v", "a") for o in ops):
         return None
     size = ex.get("size", 0)
+    if op == "read" and size in (1, 2) and len(ops) == 2 and ops[1].file == "v":
+        # ds_read_u8/i8/u16/i16 and their d16(_hi) forms
+        d16 = 2 if ex.get("d16_hi") else (1 if ex.get("d16") else 0)
+        return ("dsrs", ops[1].index, (ops[0].file, ops[0].index), size,
+                bool(ex.get("signed")), d16, int(inst.mod("offset", 0) or 0))
+    if ex.get("d16"):
+        return None
     if op in ("read", "write") and size % 4 == 0 and len(ops) == 2:
         addr, reg = (ops[1], ops[0]) if op == "read" else (ops[0], ops[1])
         if addr.file != "v":
@@ -517,6 +524,36 @@ def _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W) -> bool:
                 X = X.ravel()[order]
         lds[I.ravel()] = X.ravel()
         return True
+    if kind == "dsrs":     # a sub-dword read, zero/sign-extended or into a half register
+        _, areg, (f, r), size, signed, d16, off = m
+        if not ex.any:
+            return True
+        a, seg = Vf[areg], lds_seg
+        if not ex.all:
+            sel = ex.sel
+            a, seg = a[sel], seg[sel]
+        b = a.astype(np.int64) + off
+        if np.count_nonzero((b & (size - 1)) | (b > int(lds_lim[1]) + 4 - size)):
+            return False
+        if size == 1:
+            x = lds.view(np.uint8)[b + 4 * seg]
+            x = x.view(np.int8).astype(np.int32).view(np.uint32) if signed else \
+                x.astype(np.uint32)
+        else:
+            x = lds.view(np.uint16)[(b >> 1) + 2 * seg]
+            x = x.view(np.int16).astype(np.int32).view(np.uint32) if signed else \
+                x.astype(np.uint32)
+        R = Vf if f == "v" else Af
+        if d16:
+            x = x & np.uint32(0xFFFF)
+            old = R[r] if ex.all else R[r, sel]
+            x = (old & np.uint32(0xFFFF)) | (x << np.uint32(16)) if d16 == 2 else \
+                (old & np.uint32(0xFFFF0000)) | x
+        if ex.all:
+            R[r] = x
+        else:
+            R[r, sel] = x
+        return True
     if kind == "dsa":      # an order-independent atomic without return
         _, areg, dreg, aop, off = m
         if not ex.any:
@@ -566,7 +603,7 @@ def _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W) -> bool:
     return True
 
 
-_DS_KINDS = ("dsr", "dsw", "dsa", "swz", "permute", "bpermute")
+_DS_KINDS = ("dsr", "dsrs", "dsw", "dsa", "swz", "permute", "bpermute")
 
 
 _ONES = {}

@@ -419,3 +419,26 @@ def test_aiter_lockstep_bit_identical(corpus_dir, name):
         (b.instructions, b.lane_instructions, b.waves)
     for k in a.outputs:
         assert a.outputs[k].tobytes() == b.outputs[k].tobytes(), k
+
+
+SUBDWORD = [
+    "v_and_b32_e32 v2, 0x3ff, v10",
+    "v_and_b32_e32 v3, 0x3fe, v10",
+    "v_mov_b32_e32 v20, v12",
+    "v_mov_b32_e32 v21, v13",
+    "ds_read_u8 v4, v2",
+    "ds_read_i8 v5, v2 offset:3",
+    "ds_read_u16 v6, v3",
+    "ds_read_i16 v7, v3 offset:6",
+    "ds_read_u16 v8, v2",                              # odd addresses: the byte path
+    "ds_read_u16_d16 v20, v3 offset:2",
+    "ds_read_u16_d16_hi v20, v3 offset:4",
+    "ds_read_u8_d16_hi v21, v2",
+    "ds_read_i8_d16 v21, v2 offset:1",
+]
+
+
+@pytest.mark.parametrize("setup", [None, _partial], ids=["full", "partial"])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_lds_subdword_reads(setup, groups):
+    _same(SUBDWORD, setup=setup, groups=groups, nwaves=4 // groups)
