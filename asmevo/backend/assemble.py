@@ -78,7 +78,12 @@ def _diagnostic_error(stderr: str, filename: str, returncode: int = 1,
     m = _DIAG.search(stderr)
     if m and m.group(3) == "error":
         line, col = int(m.group(1)), int(m.group(2))
-        extra = stderr[m.end():].strip("\n")
+        nxt = _DIAG.search(stderr, m.end())  # only this diagnostic's source line and caret
+        extra = stderr[m.end():nxt.start() if nxt else len(stderr)].strip("\n")
+        if nxt:
+            more = sum(1 for x in _DIAG.finditer(stderr, m.end()) if x.group(3) == "error")
+            if more:
+                extra += f"\n({more} more error(s) follow from llvm-mc)"
         msg = m.group(4) + (("\n" + extra) if extra else "")
         err = AsmSyntaxError(f"llvm-mc: {msg}", file=filename, line=line, column=col)
         # every line llvm-mc reported an error on (it goes on after the first), so a caller

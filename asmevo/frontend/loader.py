@@ -288,6 +288,27 @@ def amdhsa_descriptor(module: Module, block: AmdhsaKernel) -> KernelDescriptor |
     """
     from ..errors import AsmSyntaxError
     from .descriptor import DirectiveValueError, KernelDescriptor
+    for key, val in block.fields.items():
+        try:
+            v = int(str(val).strip(), 0)
+        except ValueError:
+            continue  # an expression: only llvm-mc can evaluate it
+        if not 0 <= v < 1 << 32:  # llvm-mc: "value out of range"
+            line = col = None
+            if module.source and block.line:
+                try:
+                    with open(module.source, encoding="utf-8", errors="replace") as f:
+                        lines = f.read().split("\n")
+                    for n in range(block.line, len(lines) + 1):
+                        c = _find_column(lines[n - 1], key)
+                        if c is not None:
+                            line, col = n, lines[n - 1].find(str(val).strip(), c) + 1 or None
+                            break
+                except OSError:
+                    pass
+            raise AsmSyntaxError(f".amdhsa_kernel {block.name}: {key} {val}: value out of range; "
+                                 "expected an integer from 0 to 2^32-1", file=module.source,
+                                 line=line or block.line, column=col if line else 1)
     try:
         return KernelDescriptor.from_directives(block.fields, target=module.target)
     except DirectiveValueError:

@@ -68,3 +68,20 @@ def test_bad_note_metadata_value(tmp_path, capsys):
         assert rc == 2, err
         assert f"{p}: byte offset" in err and ".sgpr_count is True" in err
         assert "internal error" not in err
+
+
+@pytest.mark.parametrize("value", ["-1", "0x1ffffffff"])
+def test_descriptor_value_out_of_range(tmp_path, capsys, value):
+    """Found by fuzzing: a negative ``.amdhsa_private_segment_fixed_size`` reached the
+    emulator's dispatch packet (struct.error, an internal error); llvm-mc says "value out of
+    range"."""
+    p = tmp_path / "kd.s"
+    old = ".amdhsa_private_segment_fixed_size 0"
+    p.write_text(SRC.replace(old, f".amdhsa_private_segment_fixed_size {value}"))
+    line = _line_of(old)
+    for argv in (["run", str(p), "--harness", str(EX / "vadd_f32.json")], ["analyze", str(p)]):
+        rc = cli_main(argv)
+        err = capsys.readouterr().err
+        assert rc == 2, err
+        assert f"{p}:{line}:38: error:" in err and "value out of range" in err
+        assert "internal error" not in err
