@@ -45,17 +45,19 @@ PACKAGES = ("semantics", "emu", "verify")
 TESTS = {
     "semantics": {
         "*": ["semantics/test_numpy_semantics.py", "semantics/test_planted_mul24.py",
-              "semantics/test_planted_registry.py",
+              "semantics/test_planted_registry.py", "semantics/test_planted_probe_survivors.py",
               "semantics/test_z3_backend.py", "emu/test_executor.py", "emu/test_sys_ds_extra.py",
               "emu/test_executor_sgpr_writes.py", "verify/test_equiv.py"],
     },
     "emu": {
-        "*": ["emu/test_executor.py", "emu/test_planted_emu.py", "emu/test_executor_sgpr_writes.py",
+        "*": ["emu/test_executor.py", "emu/test_planted_emu.py", "emu/test_planted_probe_survivors.py",
+              "emu/test_executor_sgpr_writes.py",
               "emu/test_sys_ds_extra.py", "emu/test_smem_offsets.py", "emu/test_lockstep.py",
               "emu/test_badinput_harness.py", "emu/test_cli.py", "emu/test_corpus.py"],
-        "harness.py": ["emu/test_badinput_harness.py", "emu/test_cli.py", "emu/test_corpus.py",
+        "harness.py": ["emu/test_badinput_harness.py", "emu/test_planted_probe_survivors.py", "emu/test_cli.py", "emu/test_corpus.py",
                        "verify/test_diff.py"],
-        "trace.py": ["emu/test_cli.py", "emu/test_executor.py", "emu/test_corpus.py"],
+        "trace.py": ["emu/test_planted_probe_survivors.py", "perf/test_trace.py", "emu/test_cli.py",
+                     "emu/test_executor.py", "emu/test_corpus.py"],
     },
     "verify": {
         "*": ["verify/test_equiv.py", "verify/test_planted_memory_values.py",
