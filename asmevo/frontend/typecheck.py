@@ -546,7 +546,7 @@ def _alternatives(info, inst: Instruction, specs: list) -> list[list]:
     alts = [norm]
     if (enc in ("MUBUF", "MTBUF") or op.startswith("buffer_")) and inst.has_mod("lds") \
             and norm and norm[0][0] in ("vdata", "vdst"):
-        alts.append(norm[1:])
+        alts = [norm[1:]]  # an LDS DMA load has no vdata (llvm-mc refuses one)
     if op in _OPTIONAL_LAST_IMM and norm and norm[-1][1] == "IMM":
         alts.append(norm[:-1])
     if (enc == "SMEM" or op.startswith(("s_load", "s_buffer_load"))) and norm \
@@ -987,8 +987,34 @@ def _src_modifier_problem(inst: Instruction, specs: list) -> tuple[str, int] | N
             continue
         name, cls = (specs[k][0], specs[k][1]) if k < len(specs) else ("", "")
         where = None
+        table_no = None
+        if isinstance(o.base, Reg) and op.startswith("v_"):
+            # register operands: the per-operand table swept from llvm-mc decides
+            from .valu_modifiers import takes_source_modifier
+            info = _lookup(op)
+            rec = op if op.endswith(_VARIANTS) or info is None else info.name
+            verdicts = [takes_source_modifier(rec, kind, k) for kind, on in
+                        (("neg", o.neg), ("abs", o.abs), ("sext", o.sext)) if on]
+            if verdicts and None not in verdicts:
+                if all(verdicts):
+                    continue
+                bad = [kind for kind, on in (("neg", o.neg), ("abs", o.abs), ("sext", o.sext))
+                       if on and not takes_source_modifier(rec, kind, k)]
+                table_no = (f"source modifier on operand {k + 1} ({o}) is not valid for {op}: "
+                            f"the operand has no {'/'.join(bad)} field (LLVM VOP input "
+                            f"modifiers, llvm-mc for gfx942)", k)
+        base = op[:-4] if op.endswith(("_e32", "_e64")) else op
         if not op.startswith("v_"):
             where = "VALU instructions"
+        elif base in ("v_fmamk_f32", "v_fmaak_f32", "v_madmk_f16", "v_madak_f16",
+                      "v_fmamk_f16", "v_fmaak_f16"):
+            where = "VOP3/DPP/SDWA forms (the K-constant forms have no source modifiers)"
+        elif op.startswith("v_ldexp") and k == 2 and (o.neg or o.abs):
+            where = "the mantissa source (v_ldexp's exponent is an integer)"
+        elif op.startswith("v_div_scale") and o.abs:
+            where = "VOP3A sources (\"ABS not allowed in VOP3B instructions\")"
+        elif op.startswith("v_cndmask") and o.sext and not op.endswith("_sdwa"):
+            where = "SDWA sources (sext)"
         elif isinstance(o.base, Imm):
             # llvm-mc folds modifiers of a constant into its value where the operand type
             # allows: neg/abs for floating-point operands, sext for integer VOP1/VOP2/VOPC
@@ -1015,12 +1041,14 @@ def _src_modifier_problem(inst: Instruction, specs: list) -> tuple[str, int] | N
                                                        and op.startswith("v_ldexp"))):
             # llvm-mc takes sext() in DPP only for v_ldexp's integer exponent operand
             where = "SDWA and DPP sources (sext)"
-        elif (o.neg or o.abs) and not op.endswith("_sdwa") and _INT_TYPES.search(op) \
+        elif (o.neg or o.abs) and _INT_TYPES.search(op) \
                 and not _FLOAT_TYPES.search(op) and not op.startswith("v_cndmask"):
             where = "floating-point operations (neg/abs)"
         if where:
             return (f"source modifier on operand {k + 1} ({o}) is not valid for {op}; "
                     f"it applies to {where}", k)
+        if table_no is not None:
+            return table_no
     return None
 
 

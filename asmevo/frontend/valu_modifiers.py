@@ -26,7 +26,7 @@ def _load() -> dict[str, frozenset[str]]:
     if not TABLE:
         from ._valu_modifiers_table import DATA
         for k, v in DATA.items():
-            TABLE[k] = frozenset(v.split())
+            TABLE[k] = frozenset(v.split() if isinstance(v, str) else ())
     return TABLE
 
 
@@ -78,7 +78,41 @@ def generate() -> dict[str, list[str]]:  # pragma: no cover - run by hand with L
                 texts.append(print_instruction(inst.evolve(modifiers=mods)).strip())
             names |= {r.name for r, ok in zip(recs, accepted(texts)) if ok}
         out[key] = sorted(names)
+    # source modifiers on register operands, per operand index: "neg@2" names the records
+    # whose operand 2 takes -x / neg(x), "abs@1" |x|, "sext@1" sext(x)
+    from ..ir import Src
+    probes = []
+    for r in recs:
+        inst = parse_instruction(r.example)
+        for k in range(1, len(inst.operands)):
+            op = inst.operands[k]
+            if isinstance(op, Src) or type(op).__name__ != "Reg":
+                continue
+            for mod, new in (("neg", Src(op, neg=True)), ("abs", Src(op, abs=True)),
+                             ("sext", Src(op, sext=True))):
+                ops = list(inst.operands)
+                ops[k] = new
+                probes.append((f"{mod}@{k}", r.name,
+                               print_instruction(inst.evolve(operands=ops)).strip()))
+    src: dict[str, set[str]] = {}
+    for (key, name, _t), ok in zip(probes, accepted([t for _k, _n, t in probes])):
+        src.setdefault(key, set())
+        src.setdefault("probed@" + key.split("@")[1], set()).add(name)
+        if ok:
+            src[key].add(name)
+    out["_src_covered"] = sorted({r.name for r in recs})
+    for key in sorted(src):
+        out[key] = sorted(src[key])
     return out
+
+
+def takes_source_modifier(record_name: str, kind: str, index: int) -> bool | None:
+    """Whether register operand ``index`` of the record takes source modifier ``kind``
+    (``neg``, ``abs`` or ``sext``); ``None`` when the table does not cover it."""
+    t = _load()
+    if record_name not in t.get(f"probed@{index}", ()):
+        return None  # operand ``index`` of the example is not a register: not swept
+    return record_name in t.get(f"{kind}@{index}", frozenset())
 
 
 def _write(table: dict[str, list[str]]) -> None:  # pragma: no cover
@@ -87,6 +121,9 @@ def _write(table: dict[str, list[str]]) -> None:  # pragma: no cover
              'do not edit."""', "", "DATA = {"]
     for k, v in table.items():
         body = textwrap.wrap(" ".join(v), 88)
+        if not body:
+            lines.append(f"    {k!r}: '',")
+            continue
         lines.append(f"    {k!r}: (")
         lines.extend(f"        {(w + ' ')!r}" for w in body)
         lines.append("    ),")
