@@ -224,6 +224,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "mutation_probe.jsonl"))
     ap.add_argument("--list", action="store_true", help="print the sampled mutants and stop")
     ap.add_argument("--only", nargs="+", help="mutant ids (package:module:line:kind:node) to run")
+    ap.add_argument("--tests", nargs="+",
+                    help="run these test files (under tests/) for every mutant instead of the map")
     ap.add_argument("--baseline", action="store_true",
                     help="first run each package's tests unmutated (they must pass)")
     args = ap.parse_args(argv)
@@ -232,6 +234,8 @@ def main(argv=None) -> int:
     tree = pathlib.Path(args.tree) if args.tree else work / "tree"
     if not args.tree:
         _copy_tree(tree, args.rev)
+    rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", args.rev], capture_output=True,
+                         text=True).stdout.strip() if not args.tree else str(tree)
     chosen = []
     for pkg in args.packages:
         allm = enumerate_mutants(tree, pkg)
@@ -280,7 +284,8 @@ def main(argv=None) -> int:
             else:
                 try:
                     path.write_text(src)
-                    st, dt, tail = run_tests(tree, tests_for(m["package"], m["module"]), args.timeout, env)
+                    st, dt, tail = run_tests(tree, args.tests or tests_for(m["package"], m["module"]),
+                                             args.timeout, env)
                 finally:
                     path.write_text(orig)
                 res = dict(m, status=st, seconds=round(dt, 1), tail=tail)
@@ -298,7 +303,7 @@ def main(argv=None) -> int:
                             "survived": [r["id"] + " " + r["desc"] for r in rs if r["status"] == "survived"],
                             "errors": [r["id"] for r in rs if r["status"].startswith("error")]}
         fh.write(json.dumps({"summary": summary, "seed": args.seed, "per_package": args.per_package,
-                             "rev": args.rev}) + "\n")
+                             "rev": rev}) + "\n")
     print("\nkill rate per package:")
     for pkg, s in summary.items():
         rate = s["killed"] / s["total"] if s["total"] else 0.0
