@@ -54,3 +54,39 @@ def test_entry_still_accepts_an_unchanged_code_object():
     v = verify(str(INPUTS / "two_kernels.s"), str(INPUTS / "two_kernels.s"),
                harness=str(VADD_HARNESS), entry="vadd_f32", level="static")
     assert v.accepted, v.to_json()
+
+
+# --------------------------------------------------------------------------- float MODE
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "wrong accepted: z3 and the emulator assume MODE = round-to-nearest, f32/f64 denormals "
+    "preserved, IEEE=1, DX10_CLAMP=1 whatever the kernel descriptor says; a kernel with "
+    "FLOAT_DENORM_MODE_32 = 0 (flush; -cl-denorms-are-zero, and 24 of 26 AITer kernels) "
+    "is verified under the wrong float semantics"))
+def test_compare_replaced_by_class_in_a_denormal_flushing_kernel():
+    """K0: ``leaky_relu_f32`` compiled with ``-cl-denorms-are-zero``
+    (``.amdhsa_float_denorm_mode_32 0``).  The candidate replaces ``v_cmp_lt_f32 vcc, 0, v2``
+    (x > 0) with ``v_cmp_class_f32 vcc, v2, 0x380`` (+denormal, +normal, +inf).  The two
+    agree when denormals are preserved (what z3 and the emulator model), so the verdict
+    was ``accepted`` (abi, static, z3, diff all pass).  On hardware with f32 denormals
+    flushed, the compare sees a positive denormal input as +0 (x > 0 is false: y = x*slope,
+    itself flushed to 0) while the class test does not flush (true: y = x, a denormal).
+    LLVM relies on the same rule: under DAZ InstCombine folds ``fcmp oeq x, 0`` into
+    ``is.fpclass(x, zero|subnormal)``.
+
+    Reproduction::
+
+        asmevo verify tests/adversarial_inputs/leaky_relu_daz.co \\
+            tests/adversarial_inputs/leaky_relu_daz_class.s \\
+            --harness tests/adversarial_inputs/leaky_relu_daz.json
+
+    Fix: read the descriptor's float modes (``float_denorm_mode_32/16_64``, ``ieee_mode``,
+    ``dx10_clamp``, round modes) into both semantics backends (flush denormal inputs and
+    outputs of float VALU ops except class/moves/cndmask), or answer ``unknown-unsupported``
+    for a changed kernel whose modes differ from the modelled ones.
+    """
+    _needs_llvm()
+    v = verify(str(INPUTS / "leaky_relu_daz.co"), str(INPUTS / "leaky_relu_daz_class.s"),
+               harness=str(INPUTS / "leaky_relu_daz.json"), level="all", trials=2)
+    assert not v.accepted, v.to_json()
