@@ -142,6 +142,10 @@ def compile_sys(inst, spec, ctx, nxt):
             if (new & 0xF) != 0:
                 raise EmuError(f"s_setreg to MODE selects a rounding mode other than "
                                f"round-to-nearest-even ({new & 0xF:#x}); not emulated")
+            if (new & 0x3F0) != 0x3F0:
+                # the semantics always preserve denormals with IEEE=1 and DX10_CLAMP=1
+                raise EmuError(f"s_setreg to MODE selects denormal flushing, IEEE=0 or "
+                               f"DX10_CLAMP=0 ({new & 0x3F0:#x}); not emulated")
             wv.mode = new
             return nxt
         return run
