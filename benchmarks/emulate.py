@@ -15,7 +15,8 @@ two after a warm-up, and each figure is the median of R runs, so both columns of
 see the same machine load.  ``--modes`` adds one-wave-at-a-time mode (``LOCKSTEP =
 False``) of this checkout as a third column.
 
-Kernels: corpus entries (their manifest launch and inputs, seed 0) and :data:`VARIANTS`
+Kernels: corpus entries (their manifest launch and inputs, seed 0; Triton ones by name too)
+and :data:`VARIANTS`
 (corpus kernels on larger launches: 65,536-element vadd in 256-item workgroups, a
 1,024-element-per-workgroup LDS-tree reduction, a 256-step dependent FMA loop).  The
 default set covers the kinds of work of issue 16: an elementwise kernel (vadd_f32), LDS-tree
@@ -84,11 +85,13 @@ def worker(root: str, corpus: str) -> None:
     from asmevo.frontend.loader import load
     cache = {}
     man = os.path.join(corpus, "manifest.json")
+    tri = os.path.join(corpus, "triton", "manifest.json")
+    tri_names = {e["name"] for e in json.load(open(tri))} if os.path.isfile(tri) else set()
     honest = "popcount" in (L.RunResult.__doc__ or "")
     for line in sys.stdin:
         _, name, ls = line.split()
         if name not in cache:
-            h = harness(man, name)
+            h = harness(tri if name in tri_names else man, name)
             m = load(os.path.join(h["_dir"], h["code_object"]))
             cache[name] = (h, m, H.make_inputs(h, 0))
         h, m, inputs = cache[name]
@@ -140,6 +143,8 @@ def main(argv=None) -> int:
         return 2
     names = [n for n in args.kernels.split(",") if n]
     known = {e["name"] for e in json.load(open(corpus / "manifest.json"))} | set(VARIANTS)
+    if (corpus / "triton" / "manifest.json").is_file():
+        known |= {e["name"] for e in json.load(open(corpus / "triton" / "manifest.json"))}
     names = [n for n in names if n in known]
     cols = [("new", Worker(ROOT, corpus), True)]
     if args.ref:
