@@ -133,7 +133,7 @@ def _parity_mutant(inst, rnd: random.Random):
     """(instruction, kind) for one random mutation of ``inst``, or None."""
     from asmevo.ir import Special
     kind = rnd.choice(["mod", "mod", "mod", "order", "file", "width", "align", "range",
-                       "const", "literal", "special"])
+                       "const", "literal", "special", "srcmod"])
     mods = list(inst.modifiers)
     if kind == "order":
         if len(mods) < 2:
@@ -154,6 +154,12 @@ def _parity_mutant(inst, rnd: random.Random):
     k = rnd.randrange(len(ops))
     op = ops[k]
     b = op.base if isinstance(op, Src) else op
+    if kind == "srcmod":
+        if k == 0 or isinstance(op, Src):
+            return None
+        ops[k] = rnd.choice([Src(op, neg=True), Src(op, abs=True), Src(op, sext=True),
+                             Src(op, neg=True, style="func")])
+        return inst.evolve(operands=ops), kind
     if kind == "const":
         nb = rnd.choice(_CONSTS)
     elif kind == "literal":
@@ -187,7 +193,8 @@ def _llvm_mc_lax(inst, kind: str) -> bool:
     * a DPP source tuple wider or narrower than the operand (llvm-mc encodes its first
       register);
     * a float or an over-wide value in an SOPP/SOPK/SMEM immediate field (llvm-mc
-      truncates: ``s_nop 0x12345`` is ``s_nop 0x2345``, ``s_sleep 0.5`` is ``s_sleep 0``).
+      truncates: ``s_nop 0x12345`` is ``s_nop 0x2345``, ``s_sleep 0.5`` is ``s_sleep 0``),
+      or a negated constant that overflows 32 bits in a scalar instruction.
     """
     from asmevo.ir import Special
     if kind == "special" and any((o.base if isinstance(o, Src) else o) in (
@@ -195,6 +202,9 @@ def _llvm_mc_lax(inst, kind: str) -> bool:
         return True
     if kind == "width" and inst.opcode.endswith("_dpp"):
         return True
+    if kind == "srcmod" and not inst.opcode.startswith("v_") and any(
+            isinstance(o, Src) and isinstance(o.base, Imm) for o in inst.operands):
+        return True  # -0xbf800615 as a scalar constant: llvm-mc wraps it to 32 bits
     if kind in ("const", "literal"):
         info = inst.info
         fam = info.family if info is not None else ""
