@@ -420,13 +420,21 @@ class Session:
         m, name, k, h = self._find(candidate_id)
         if h is None:
             raise AsmevoError(f"{candidate_id!r} is a loaded kernel, not a candidate")
+        # only a candidate with a passing receipt leaves the session as a code object
+        # (a rejected or unknown one was exported silently, without its verdict)
+        row = self.lineages[k.id].run.store.candidate(h, blocks=False) \
+            if k.id in self.lineages else None
+        status = row["status"] if row else None
+        if row is None or not (row["accepted"] or status == "rejected-slower"):
+            raise AsmevoError(f"candidate {candidate_id!r} did not pass the verifier "
+                              f"(status {status}); only verified candidates are exported")
         check_output_path(path)
         inputs = tuple(x.path for x in self.kernels.values())
         if os.path.exists(path) and any(os.path.samefile(path, p) for p in inputs
                                         if os.path.exists(p)):
             raise AsmevoError(f"refusing to write over an input: {path}")
         how = write_code_object(m, path, inputs=inputs)
-        return {"path": os.path.abspath(path), "how": how, "hash": h}
+        return {"path": os.path.abspath(path), "how": how, "hash": h, "status": status}
 
     def assembly(self, ident: str) -> str:
         """Assembly text of a kernel or candidate (the resources)."""
