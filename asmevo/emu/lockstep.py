@@ -33,8 +33,8 @@ import numpy as np
 
 from .executor import LANE_COUNT as lane_count
 from .lockstep_forms import (_DS_KINDS, _br_batch, _cmp_batch, _ds_batch,  # noqa: F401
-                             _lds_words, _sbit_batch, _scratch_batch, _scratch_words, classify,
-                             sgpr_writes)
+                             _lds_words, _sbit_batch, _scratch_batch, _scratch_words,
+                             _snp_batch, classify, sgpr_writes)
 from .memory import EmuError, MemoryFault
 from .state import EXEC, lane_mask
 
@@ -338,6 +338,16 @@ class _Group:
                         for wv, p in zip(act, npcs):    # the group splits
                             wv.pc = p
                         return []
+                    if alt is not None and alt[0] == "snp" and \
+                            ((nu and not ridx.isdisjoint(nu)) or (rscc and not scc_u)):
+                        _snp_batch(alt, S, act, ia)
+                        if wset:
+                            nu = _renu(S, ia, nu, sorted(wset))
+                        if wscc:
+                            s0 = w0.scc
+                            scc_u = all(wv.scc == s0 for wv in rest)
+                        pc += 1
+                        continue
                     if alt is not None and nu and not ridx.isdisjoint(nu):
                         if wexec:
                             self._count(act, n - mark)

@@ -156,8 +156,92 @@ def classify(inst, closure=None) -> tuple | None:
         wsl = np.array(w, np.intp) if w else None
     return (kind if kind in ("barrier", "mem") else ("vec" if kind in _VEC_KINDS else "uni"),
             frozenset(ridx), _reads_scc(inst, spec), wsl, frozenset(w), writes_scc,
-            EXEC in w or EXEC + 1 in w, _sbit_mode(inst, spec) if kind == "salu" else
+            EXEC in w or EXEC + 1 in w, (_sbit_mode(inst, spec) or _snp_mode(inst, spec))
+            if kind == "salu" else _snp_mode(inst, spec) if kind == "sopc" else
             _br_mode(closure) if kind == "branch" else None)
+
+
+#: scalar operations run for all waves at once with the numpy backend of their semantics
+#: when their operands differ between the waves (tests/emu/test_lockstep_batched.py checks
+#: each against the per-wave Python-int closures)
+SNP_OPS = frozenset(
+    [f"s_{o}_{t}" for o in ("add", "sub") for t in ("u32", "i32")] +
+    ["s_addc_u32", "s_subb_u32", "s_mul_i32", "s_mul_hi_u32", "s_lshl_b32", "s_lshr_b32",
+     "s_ashr_i32", "s_lshl_b64", "s_lshr_b64", "s_ashr_i64", "s_cselect_b32", "s_cselect_b64",
+     "s_min_u32", "s_max_u32", "s_min_i32", "s_max_i32", "s_absdiff_i32", "s_bfe_u32",
+     "s_lshl1_add_u32", "s_lshl2_add_u32", "s_lshl3_add_u32", "s_lshl4_add_u32"] +
+    [f"s_cmp_{c}_{t}" for c in ("eq", "lg", "gt", "ge", "lt", "le") for t in ("u32", "i32")] +
+    ["s_cmp_eq_u64", "s_cmp_lg_u64"])
+
+
+def _snp_mode(inst, spec):
+    """("snp", fn, sources, destinations, reads SCC, writes SCC) of an operation in
+    :data:`SNP_OPS` whose operands are SGPRs or constants: sources ``("s", slot, width)`` or
+    ``("c", value, width)``, destinations ``(slot, width)`` (not EXEC); or None."""
+    from ..semantics.immediates import imm_bits
+    from .exec_common import _s_imm_fix
+    if spec.name not in SNP_OPS or spec.fn is None:
+        return None
+    nd, ns = len(spec.dst), len(spec.src)
+    ops = inst.operands
+    if len(ops) != nd + ns or (spec.imp_in and tuple(spec.imp_in) != ("scc",)) or \
+            (spec.imp_out and tuple(spec.imp_out) != ("scc",)):
+        return None
+    srcs = []
+    for op, ty in zip(ops[nd:], spec.src):
+        b = getattr(_s_imm_fix(inst, op, ty), "base", _s_imm_fix(inst, op, ty))
+        w = int(ty[1:])
+        if type(b).__name__ == "Imm" and isinstance(b.value, int):
+            srcs.append(("c", imm_bits(b.value, ty, b.text), w))
+            continue
+        sl = _slot(b, w // 32)
+        if sl is None:
+            return None
+        srcs.append(("s", sl, w))
+    dsts = []
+    for op, ty in zip(ops[:nd], spec.dst):
+        w = int(ty[1:])
+        sl = _slot(getattr(op, "base", op), w // 32)
+        if sl is None or EXEC <= sl + w // 32 - 1 and sl <= EXEC + 1:
+            return None
+        dsts.append((sl, w))
+    return ("snp", spec.fn, tuple(srcs), tuple(dsts), bool(spec.imp_in), bool(spec.imp_out))
+
+
+_UT = {32: np.uint32, 64: np.uint64}
+
+
+def _snp_batch(alt, S, act, ia):
+    """Run a scalar operation (:func:`_snp_mode`) for the waves ``act`` (rows ``ia`` of
+    ``S``; None: all) with the numpy backend: one value per wave."""
+    _, fn, srcs, dsts, rscc, wscc = alt
+    rows = slice(None) if ia is None else ia
+    args = []
+    for kind, x, w in srcs:
+        if kind == "c":
+            args.append(np.array([x], _UT[w]))
+        elif w == 32:
+            args.append(S[rows, x].copy())
+        else:
+            args.append(np.ascontiguousarray(S[rows, x:x + 2]).view(np.uint64)[:, 0])
+    if rscc:
+        args.append(np.array([wv.scc for wv in act], bool))
+    res = fn(NP, *args)
+    if len(dsts) + wscc == 1:
+        res = (res,)
+    n = len(act)
+    for (sl, w), r in zip(dsts, res):
+        r = np.broadcast_to(np.asarray(r), (n,))
+        if w == 32:
+            S[rows, sl] = r.astype(np.uint32)
+        else:
+            r = r.astype(np.uint64)
+            S[rows, sl] = (r & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            S[rows, sl + 1] = (r >> np.uint64(32)).astype(np.uint32)
+    if wscc:
+        c = np.broadcast_to(np.asarray(res[-1]), (n,)).tolist()
+        for wv, z in zip(act, c):
+            wv.scc = bool(z)
 
 
 def _br_mode(closure):
