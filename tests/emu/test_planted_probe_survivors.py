@@ -96,3 +96,89 @@ def test_harness_errors_name_what_they_got(tmp_path, doc, words):
     p.write_text(json.dumps(doc))
     with pytest.raises(AsmevoError, match=f"is {words}; expected an object"):
         load_harness(str(p))
+
+
+def test_global_atomic_pk_add_bf16_rounds_ties_to_even():
+    # exec_mem pk_add_bf16: RNE is + 0x7fff + lsb (mutant: + 0x8000 rounds ties up)
+    from planted_kernels import run_text_kernel
+    body = """
+        v_mov_b32_e32 v2, 0x3b803b80
+        v_mov_b32_e32 v3, 0
+        global_atomic_pk_add_bf16 v3, v2, s[4:5]
+        v_mov_b32_e32 v4, 0x3c003c00
+        global_atomic_pk_add_bf16 v3, v4, s[4:5] offset:4
+    """
+    # 1.0 + 2**-8 = 0x3f808000 in f32: exactly halfway, the even bf16 is 0x3f80;
+    # 1.0 + 2**-7 = 0x3f810000: exact, 0x3f81
+    out = run_text_kernel(body, np.zeros(4, np.uint32), block=1, out_words=2, out_init=0x3F803F80)
+    assert [hex(int(x)) for x in out[:2]] == ["0x3f803f80", "0x3f813f81"]
+
+
+def test_trace_scratch_addresses_interleave_dwords_by_lane():
+    # trace.py scratch: (offset >> 2) * 256 + lane * 4 + (offset & 3) (mutant: << 2)
+    from asmevo.emu import run_kernel
+    from asmevo.emu.launch import Arg, Launch
+    from asmevo.emu.trace import SCRATCH_BASE, Tracer
+    from planted_kernels import kernel_text
+    from asmevo.frontend.asm_parser import parse_asm
+    from asmevo.frontend.loader import fill_text_abi
+    text = kernel_text("""
+        scratch_store_dword off, v0, off offset:0
+        scratch_store_dword off, v0, off offset:4
+        scratch_store_dword off, v0, off offset:12
+    """).replace(".amdhsa_private_segment_fixed_size 0", ".amdhsa_private_segment_fixed_size 16") \
+        .replace("\t\t.amdhsa_user_sgpr_dispatch_id 1\n",
+                 "\t\t.amdhsa_user_sgpr_dispatch_id 1\n\t\t.amdhsa_enable_private_segment 1\n") \
+        .replace(".private_segment_fixed_size: 0", ".private_segment_fixed_size: 16")
+    m = parse_asm(text, "k.s")
+    fill_text_abi(m)
+    tr = Tracer()
+    la = Launch((64, 1, 1), (1, 1, 1), [
+        Arg("out", "buffer", "uint32", data=np.zeros(4, np.uint32), role="out"),
+        Arg("in", "buffer", "uint32", data=np.zeros(4, np.uint32), role="in"),
+        Arg("n", "scalar", "int32", value=0)])
+    run_kernel(m, "k", la, trace=tr)
+    (w,) = tr.waves
+    addrs = [np.asarray(a, np.uint64) for _, a in sorted(w.addrs.items())][-3:]
+    base = int(addrs[0][0])
+    assert base >= SCRATCH_BASE
+    for a, off in zip(addrs, (0, 4, 12)):
+        assert (a.astype(np.int64) - base).tolist() == [(off >> 2) * 256 + 4 * ln for ln in range(64)]
+
+
+LOCKSTEP_PROG = """
+    s_load_dword s10, s[2:3], 0x10
+    v_lshrrev_b32_e32 v2, 6, v0
+    s_waitcnt lgkmcnt(0)
+    v_and_b32_e32 v3, 63, v0
+    v_add_u32_e32 v3, v3, v2
+    v_cmpx_gt_u32_e32 vcc, 40, v3
+    v_add_u32_e32 v4, s10, v0
+    s_mov_b64 exec, -1
+    v_mov_b32_e32 v5, s10
+    v_cmp_gt_u32_e64 s[12:13], 20, v3
+    v_cndmask_b32_e64 v6, 0, 1, s[12:13]
+    v_add_u32_e32 v4, v4, v6
+    global_store_dword v1, v4, s[4:5]
+"""
+
+
+def test_lockstep_matches_wave_by_wave_with_exec_writes_and_scalar_loads():
+    # lockstep_forms: instructions that load SGPRs from memory or write EXEC are not run in
+    # the shared form (mutant: the guard dropped)
+    import asmevo.emu.launch as L
+    from planted_kernels import run_text_kernel
+    outs = []
+    for lockstep in (True, False):
+        old = L.LOCKSTEP
+        L.LOCKSTEP = lockstep
+        try:
+            outs.append(run_text_kernel(LOCKSTEP_PROG, np.zeros(4, np.uint32), block=256,
+                                        n=1000, out_words=256, out_init=7))
+        finally:
+            L.LOCKSTEP = old
+    assert outs[0].tolist() == outs[1].tolist()
+    tid = np.arange(256)
+    t3 = (tid & 63) + (tid >> 6)
+    want = np.where(t3 < 40, 1000 + tid + (t3 < 20), 0)     # v4 stays 0 where EXEC was off
+    assert outs[1].tolist() == want.tolist()
