@@ -182,3 +182,36 @@ def test_lockstep_matches_wave_by_wave_with_exec_writes_and_scalar_loads():
     t3 = (tid & 63) + (tid >> 6)
     want = np.where(t3 < 40, 1000 + tid + (t3 < 20), 0)     # v4 stays 0 where EXEC was off
     assert outs[1].tolist() == want.tolist()
+
+
+def test_scratch_store_with_per_lane_offsets(snippet):
+    # exec_mem scratch store: the uniform-offset fast path only when the offset is uniform
+    # (mutant: `o is None` flipped -- per-lane offsets took the uniform path)
+    s = snippet(["scratch_store_dword v1, v0, off", "scratch_store_dword off, v2, off offset:64",
+                 "scratch_load_dword v3, v1, off", "scratch_load_dword v4, off, off offset:64"],
+                scratch=256)
+    s.w.v[0] = LANES * 3 + 1
+    s.w.v[1] = (LANES % 8) * 4          # eight different private offsets
+    s.w.v[2] = LANES + 100
+    s.run()
+    assert s.w.v[3].tolist() == (LANES * 3 + 1).tolist()
+    assert s.w.v[4].tolist() == (LANES + 100).tolist()
+
+
+def test_ds_cmpst_compares_data0_and_stores_data1(snippet):
+    # exec_ds: DS_CMPST_B32 -- MEM = (MEM == DATA) ? DATA2 : MEM (CDNA3 ISA guide)
+    # (mutant: the second data operand dropped)
+    s = snippet(["ds_write_b32 v1, v2", "s_waitcnt lgkmcnt(0)",
+                 "ds_cmpst_b32 v1, v3, v4", "s_waitcnt lgkmcnt(0)",
+                 "ds_cmpst_rtn_b32 v5, v1, v6, v7", "s_waitcnt lgkmcnt(0)",
+                 "ds_read_b32 v8, v1", "s_waitcnt lgkmcnt(0)"])
+    s.w.v[1] = LANES * 4
+    s.w.v[2] = np.where(LANES % 2 == 0, 5, 6)      # even lanes hold 5, odd lanes 6
+    s.w.v[3] = 5                                     # compare with 5 ...
+    s.w.v[4] = 9                                     # ... and store 9 where equal
+    s.w.v[6] = 9
+    s.w.v[7] = 11
+    s.run()
+    first = np.where(LANES % 2 == 0, 9, 6)
+    assert s.w.v[5].tolist() == first.tolist()                     # the old value returned
+    assert s.w.v[8].tolist() == np.where(first == 9, 11, 6).tolist()
