@@ -288,34 +288,51 @@ def amdhsa_descriptor(module: Module, block: AmdhsaKernel) -> KernelDescriptor |
     """
     from ..errors import AsmSyntaxError
     from .descriptor import DirectiveValueError, KernelDescriptor
+    def out_of_range(key: str, val, expected: str) -> AsmSyntaxError:
+        line = col = None
+        if module.source and block.line:
+            try:
+                with open(module.source, encoding="utf-8", errors="replace") as f:
+                    lines = f.read().split("\n")
+                for n in range(block.line, len(lines) + 1):
+                    c = _find_column(lines[n - 1], key)
+                    if c is not None:
+                        line, col = n, lines[n - 1].find(str(val).strip(), c) + 1 or None
+                        break
+            except OSError:
+                pass
+        return AsmSyntaxError(f".amdhsa_kernel {block.name}: {key} {val}: value out of range; "
+                              f"expected {expected}", file=module.source,
+                              line=line or block.line, column=col if line else 1)
+
     for key, val in block.fields.items():
         try:
             v = int(str(val).strip(), 0)
         except ValueError:
             continue  # an expression: only llvm-mc can evaluate it
         if not 0 <= v < 1 << 32:  # llvm-mc: "value out of range"
-            line = col = None
-            if module.source and block.line:
-                try:
-                    with open(module.source, encoding="utf-8", errors="replace") as f:
-                        lines = f.read().split("\n")
-                    for n in range(block.line, len(lines) + 1):
-                        c = _find_column(lines[n - 1], key)
-                        if c is not None:
-                            line, col = n, lines[n - 1].find(str(val).strip(), c) + 1 or None
-                            break
-                except OSError:
-                    pass
-            raise AsmSyntaxError(f".amdhsa_kernel {block.name}: {key} {val}: value out of range; "
-                                 "expected an integer from 0 to 2^32-1", file=module.source,
-                                 line=line or block.line, column=col if line else 1)
+            raise out_of_range(key, val, "an integer from 0 to 2^32-1")
     try:
-        return KernelDescriptor.from_directives(block.fields, target=module.target)
+        kd = KernelDescriptor.from_directives(block.fields, target=module.target)
     except DirectiveValueError:
         return None
     except ValueError as e:
         raise AsmSyntaxError(f".amdhsa_kernel {block.name}: {e}", file=module.source,
                              line=block.line, column=1) from None
+    try:
+        kd.to_bytes()  # every field within its bit width (llvm-mc: "value out of range")
+    except ValueError as e:
+        from .descriptor import DIRECTIVE_FIELDS
+        by_attr = {a: k for k, a in DIRECTIVE_FIELDS.items()}
+        by_attr.update(granulated_workitem_vgpr_count=".amdhsa_next_free_vgpr",
+                       granulated_wavefront_sgpr_count=".amdhsa_next_free_sgpr",
+                       accum_offset=".amdhsa_accum_offset")
+        for attr, key in by_attr.items():
+            if f" {attr} " in f" {e} " and key in block.fields:
+                raise out_of_range(key, block.fields[key], f"a value that fits its field ({e})")
+        raise AsmSyntaxError(f".amdhsa_kernel {block.name}: {e}", file=module.source,
+                             line=block.line, column=1) from None
+    return kd
 
 
 def yaml_kernel_metadata(block: MetadataBlock, names: Collection[str], *,

@@ -85,3 +85,18 @@ def test_descriptor_value_out_of_range(tmp_path, capsys, value):
         assert rc == 2, err
         assert f"{p}:{line}:38: error:" in err and "value out of range" in err
         assert "internal error" not in err
+
+
+@pytest.mark.parametrize("old,new,col", [
+    (".amdhsa_user_sgpr_count 2", ".amdhsa_user_sgpr_count 255", 27),
+    (".amdhsa_exception_fp_ieee_underflow 0", ".amdhsa_exception_fp_ieee_underflow 255", 39),
+])
+def test_descriptor_field_wider_than_its_bits(tmp_path, capsys, old, new, col):
+    """Found by fuzzing: ``.amdhsa_user_sgpr_count 255`` (a 5-bit field) crashed the
+    emulator's wave setup (IndexError)."""
+    p = tmp_path / "kd.s"
+    p.write_text(SRC.replace(old, new))
+    rc = cli_main(["run", str(p), "--harness", str(EX / "vadd_f32.json")])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"{p}:{_line_of(old)}:{col}: error:" in err and "out of range" in err
+    assert "internal error" not in err
