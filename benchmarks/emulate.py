@@ -26,10 +26,26 @@ cross-lane (wave_reduce_dpp), atomics (histogram_atomic).  Timing covers ``run_k
 (launch set-up included) in CPU time of the worker process (time.process_time: steadier
 than wall time on a shared machine); loading and closure compilation happen in the warm-up.
 
-Not measured here: tinygrad's Python AMD emulator (issue 16's peer).  Its current form
-(``test/mockgpu/amd/emu.py`` of the tinygrad repository) compiles instructions through
-tinygrad's own UOp pipeline and needs the repository checkout and its generated ISA
-tables, not just the wheel; a ``--ref`` build of asmevo is the same-run reference.
+``--tinygrad DIR`` (default ``$ASMEVO_TINYGRAD``): the root of a checkout of tinygrad's
+repository.  Its Python AMD emulator (``test/mockgpu/amd/emu.py``, ``run_asm(...,
+arch="cdna")``: wave64, CDNA pcode; not in tinygrad's wheel) becomes a column, run in its own
+worker process on the same kernels and inputs, alternating with asmevo after a warm-up.
+The adapter (:func:`tinygrad_worker`; only this file, tinygrad's code is imported from DIR)
+drives ``run_asm`` with the raw gfx942 code: the kernel's ``.text`` bytes from the code
+object, ``COMPUTE_PGM_RSRC2`` from its descriptor with the LDS size of the launch
+(``group_segment_fixed_size`` + dynamic LDS, in 512-byte granules, as the packet processor
+sets it), ``private_segment_fixed_size`` as scratch, and the user SGPRs (dispatch packet,
+kernarg pointer, ...) that the descriptor enables, given as ``user_data``.  Buffers are
+numpy arrays whose process addresses go into the kernarg segment (asmevo's own
+:func:`~asmevo.emu.launch.prepare_launch` builds it): tinygrad's emulator maps global memory
+1:1 onto the process' address space.  Each run starts from fresh copies of the inputs, and
+its outputs are compared with asmevo's (column ``tg ok``).  Lane- and wave-instruction
+counts are asmevo's (the same work), divided by each emulator's CPU time.  tinygrad
+compiles every instruction through its UOp pipeline and its CPU backend, which calls
+``clang``: the worker puts the LLVM bin directory asmevo uses (``llvm-mc``'s) on PATH, so
+LLVM's clang is found.  Python packages: tinygrad itself needs none beyond the standard
+library and numpy.  (``git --git-dir=MIRROR worktree add /tmp/tinygrad HEAD``, or
+``git archive HEAD | tar -x -C /tmp/tinygrad``, gives the checkout.)
 """
 
 from __future__ import annotations
@@ -104,11 +120,112 @@ def worker(root: str, corpus: str) -> None:
         print(dt, r.instructions, r.lane_instructions if honest else -1, flush=True)
 
 
+def tinygrad_worker(tg_root: str, corpus: str) -> None:
+    """Serve ``run NAME LOCKSTEP`` lines with tinygrad's emulator: print ``seconds -1 -1
+    OK`` (OK: 1 when its outputs equal asmevo's, 0 when not).  asmevo (this checkout) only
+    prepares the launch and gives the expected outputs, once per kernel, untimed."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, tg_root)
+    os.chdir(tg_root)
+    import ctypes
+    import time
+    import warnings
+    warnings.simplefilter("ignore")
+    import numpy as np
+    from asmevo.emu import harness as H
+    from asmevo.emu import launch as L
+    from asmevo.emu import run_kernel
+    from asmevo.frontend.loader import load
+    from test.mockgpu.amd.emu import run_asm  # tinygrad's repository, not its wheel
+    cache = {}
+    man = os.path.join(corpus, "manifest.json")
+    tri = os.path.join(corpus, "triton", "manifest.json")
+    tri_names = {e["name"] for e in json.load(open(tri))} if os.path.isfile(tri) else set()
+    for line in sys.stdin:
+        _, name, _ls = line.split()
+        if name not in cache:
+            h = harness(tri if name in tri_names else man, name)
+            m = load(os.path.join(h["_dir"], h["code_object"]))
+            inputs = H.make_inputs(h, 0)
+            want = run_kernel(m, h["kernel"], H.make_launch(h, inputs)).outputs
+            cache[name] = (h, m, inputs, want)
+        h, m, inputs, want = cache[name]
+        launch = H.make_launch(h, inputs)
+        arrays = {}
+
+        def place(aname, arr):
+            a = np.array(arr, copy=True)  # fresh, writable, owned by this run
+            arrays[aname] = a
+            return a.ctypes.data
+        prep = L.prepare_launch(m, h["kernel"], launch, place)
+        cfg = prep.cfg
+        co = m.code_object
+        text = co.text
+        code = (ctypes.c_char * len(text.data)).from_buffer_copy(text.data)
+        entry = ctypes.addressof(code) + (prep.kernel.address - text.addr)
+        ka = (ctypes.c_char * max(len(prep.kernarg), 8)).from_buffer_copy(
+            prep.kernarg.ljust(max(len(prep.kernarg), 8), b"\0"))
+        ka_addr = ctypes.addressof(ka)
+        bx, by, bz = prep.block
+        gx, gy, gz = prep.grid
+        lds = cfg.f("group_segment_fixed_size") + prep.dynamic_lds
+        # hsa_kernel_dispatch_packet_t: header, setup, workgroup size, grid size (work items),
+        # segment sizes, kernel object, kernarg address
+        pkt = bytearray(64)
+        import struct
+        struct.pack_into("<HHHHHHIIIIIQQ", pkt, 0, 0, 3, bx, by, bz, 0, bx * gx, by * gy, bz * gz,
+                         cfg.f("private_segment_fixed_size"), lds, 0, ka_addr)
+        dp = (ctypes.c_char * 64).from_buffer_copy(bytes(pkt))
+        user = []
+        if cfg.f("enable_sgpr_private_segment_buffer"):
+            user += [0, 0, 0, 0]
+        for flag, v in (("enable_sgpr_dispatch_ptr", ctypes.addressof(dp)),
+                        ("enable_sgpr_queue_ptr", 0), ("enable_sgpr_kernarg_segment_ptr", ka_addr),
+                        ("enable_sgpr_dispatch_id", 0), ("enable_sgpr_flat_scratch_init", 0)):
+            if cfg.f(flag):
+                user += [v & 0xFFFFFFFF, v >> 32]
+        if cfg.f("enable_sgpr_private_segment_size"):
+            user.append(cfg.f("private_segment_fixed_size"))
+        n_pre = cfg.f("kernarg_preload_spec_length")
+        if n_pre:
+            off = cfg.f("kernarg_preload_spec_offset") * 4
+            user += list(np.frombuffer(prep.kernarg[off:off + 4 * n_pre].ljust(4 * n_pre, b"\0"),
+                                       "<u4").tolist())
+        user = (user + [0] * cfg.f("user_sgpr_count"))[:max(cfg.f("user_sgpr_count"), len(user))]
+        rsrc2 = 0
+        for fld, sh in (("enable_private_segment", 0), ("user_sgpr_count", 1),
+                        ("enable_sgpr_workgroup_id_x", 7), ("enable_sgpr_workgroup_id_y", 8),
+                        ("enable_sgpr_workgroup_id_z", 9), ("enable_sgpr_workgroup_info", 10),
+                        ("enable_vgpr_workitem_id", 11)):
+            rsrc2 |= cfg.f(fld) << sh
+        rsrc2 |= ((lds + 511) // 512) << 15
+        t0 = time.process_time()
+        rc = run_asm(entry, len(text.data) - (prep.kernel.address - text.addr), gx, gy, gz,
+                     bx, by, bz, ka_addr, rsrc2, cfg.f("private_segment_fixed_size"), arch="cdna",
+                     user_data=user or None)
+        dt = time.process_time() - t0
+        ok = int(rc == 0 and all(
+            np.array_equal(np.asarray(arrays[k]).view(np.uint8),
+                           np.asarray(v).view(np.uint8)) for k, v in want.items() if k in arrays))
+        print(dt, -1, -1, ok, flush=True)
+
+
 class Worker:
-    def __init__(self, root, corpus):
-        self.p = subprocess.Popen([sys.executable, __file__, "--worker", str(root), "--corpus",
-                                   str(corpus)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True)
+    def __init__(self, root, corpus, tinygrad=None):
+        env = None
+        if tinygrad:
+            env = dict(os.environ)
+            sys.path.insert(0, str(ROOT))
+            from asmevo.llvm import find_tool
+            import shutil
+            if shutil.which("clang") is None:  # tinygrad's CPU backend runs `clang`
+                env["PATH"] = os.path.dirname(find_tool("llvm-mc")) + os.pathsep + env["PATH"]
+        cmd = [sys.executable, __file__, "--worker", str(root), "--corpus", str(corpus)]
+        if tinygrad:
+            cmd += ["--tinygrad-worker"]
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
+        self.ok = {}
 
     def run(self, name, lockstep=True):
         self.p.stdin.write(f"run {name} {int(lockstep)}\n")
@@ -116,7 +233,9 @@ class Worker:
         line = self.p.stdout.readline()
         if not line:
             raise RuntimeError(f"worker failed on {name}")
-        t, n, ln = line.split()
+        t, n, ln, *ok = line.split()
+        if ok:
+            self.ok[name] = self.ok.get(name, True) and ok[0] == "1"
         return float(t), int(n), int(ln)
 
     def close(self):
@@ -132,8 +251,14 @@ def main(argv=None) -> int:
     ap.add_argument("--modes", action="store_true")
     ap.add_argument("--corpus", default=os.environ.get("ASMEVO_CORPUS",
                                                        str(ROOT.parent / "shared" / "corpus")))
+    ap.add_argument("--tinygrad", default=os.environ.get("ASMEVO_TINYGRAD"),
+                    help="root of a tinygrad repository checkout (default $ASMEVO_TINYGRAD)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--tinygrad-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker and args.tinygrad_worker:
+        tinygrad_worker(args.worker, args.corpus)
+        return 0
     if args.worker:
         worker(args.worker, args.corpus)
         return 0
@@ -149,6 +274,12 @@ def main(argv=None) -> int:
     cols = [("new", Worker(ROOT, corpus), True)]
     if args.ref:
         cols.append(("ref", Worker(args.ref, corpus), True))
+    if args.tinygrad:
+        if not (pathlib.Path(args.tinygrad) / "test" / "mockgpu" / "amd" / "emu.py").is_file():
+            print(f"no tinygrad repository at {args.tinygrad} (test/mockgpu/amd/emu.py)",
+                  file=sys.stderr)
+            return 2
+        cols.append(("tg", Worker(args.tinygrad, corpus, tinygrad=True), True))
     if args.modes:
         cols.append(("1-wave", cols[0][1], False))
     head = f"{'kernel':20s} {'wave-inst':>9s} {'lane-inst':>10s} {'lanes/inst':>10s}"
@@ -179,6 +310,9 @@ def main(argv=None) -> int:
             row += f" | {med[c] * 1e3:9.2f} {ln / med[c] / 1e6:8.2f} {n / med[c] / 1e6:8.3f}"
         if len(cols) > 1:
             row += " | " + " ".join(f"{med[c] / med['new']:9.2f}" for c, _, _ in cols[1:])
+        for c, w, _ in cols:
+            if c == "tg":
+                row += f" | tg {'ok' if w.ok.get(name) else 'MISMATCH'}"
         print(row, flush=True)
     row = f"{'(all, summed)':20s} {tot_n:9d} {tot_ln:10d} {tot_ln / tot_n:10.1f}"
     for c, _, _ in cols:
