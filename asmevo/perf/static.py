@@ -45,8 +45,9 @@ Design (after Mesa ACO ``aco_statistics.cpp`` ``BlockCycleEstimator``; summarise
   0.75 (divergent: ``s_cbranch_execz/execnz``).  Unreachable blocks weigh 0.
 * **occupancy and throughput** (ACO): the wave's weighted latency ``L`` (clk) and its
   weighted use ``U_r`` of each per-SIMD resource r (VALU, MFMA, scalar, LDS port,
-  memory bandwidth: a load's bytes x (``load_l2_fraction / bw.l2_bytes_per_clk_cu`` +
-  ``(1 - load_l2_fraction) / bw.hbm_bytes_per_clk_cu``) x ``simds_per_cu``) give
+  memory bandwidth: a memory instruction's bytes x (``(1 - hbm_byte_fraction) /
+  bw.l2_bytes_per_clk_cu`` + ``hbm_byte_fraction / bw.hbm_bytes_per_clk_cu``) x
+  ``simds_per_cu``, with ``POLICY["hbm_byte_fraction"]`` 0 by default) give
   ``parallelism = min(occupancy, L / U_r)`` and ``inv_throughput = L / parallelism``
   clk per wave per SIMD; occupancy (waves per SIMD) and its limit come from
   :class:`~asmevo.analysis.regbudget.RegisterBudget`.
@@ -80,8 +81,9 @@ from ..ir.operands import reg_units
 from .profile import InstructionRow, KernelProfile, Profile
 
 #: the model's name and version (every figure printed names it); 1.1: steady-state loop
-#: pass, vL1 pipe time, the binding resource named only when throughput sets the clk
-MODEL = {"name": "asmevo-static", "version": "1.1"}
+#: pass, vL1 pipe time, the binding resource named only when throughput sets the clk;
+#: 1.2: the bandwidth bound charges bytes at the L2 share (POLICY["hbm_byte_fraction"])
+MODEL = {"name": "asmevo-static", "version": "1.2"}
 
 #: static policy: assumptions a model without trip counts and addresses must make
 #: (not machine parameters; docs/perf.md "Static estimate").
@@ -94,6 +96,13 @@ POLICY = {
     "divergent_branch": 0.75,
     # no addresses are known: half the loads are taken to hit L2, half to go to HBM
     "load_l2_fraction": 0.5,
+    # the bandwidth bound: the part of the bytes charged at the per-CU HBM share, the rest
+    # at the per-CU L2 share (every byte a load moves crosses the L2 -> L1 path).  0: how
+    # much of the traffic reaches HBM depends on reuse across workgroups, which only the
+    # addresses show (the trace-driven model sees them); a static bound that guessed it
+    # would hide every latency edit of a tiled GEMM or attention kernel behind a bandwidth
+    # limit it may not have
+    "hbm_byte_fraction": 0.0,
     # simulate loop bodies a second time from the join of their entry and their back edges
     # (ACO simulates once, ignoring back edges): a wait at the top of a loop then pays for
     # what the previous iteration left outstanding (software-pipelined loads)
@@ -123,8 +132,9 @@ class _Params:
         self.vl1_bw = float(g("bw.vl1_bytes_per_clk_cu"))
         simds = float(g("simds_per_cu"))
         # clk of one SIMD's share of the CU's memory bandwidth per byte
-        self.membw_per_byte = simds * (f / float(g("bw.l2_bytes_per_clk_cu"))
-                                       + (1 - f) / float(g("bw.hbm_bytes_per_clk_cu")))
+        h = POLICY["hbm_byte_fraction"]
+        self.membw_per_byte = simds * ((1 - h) / float(g("bw.l2_bytes_per_clk_cu"))
+                                       + h / float(g("bw.hbm_bytes_per_clk_cu")))
         self.lds_per_byte_cu = simds / float(g("bw.lds_bytes_per_clk_cu"))
         self.vm_max = int(g("counters.vmcnt_max"))
         self.lgkm_max = int(g("counters.lgkmcnt_max"))
@@ -243,60 +253,78 @@ def _decode(inst, P: _Params, machine) -> _Cost:
 
 
 class _State:
-    """A wave's scoreboard at a point of a block (times in clk from the block start)."""
+    """A wave's scoreboard at a point of a block (times in clk from the block start).
 
-    __slots__ = ("t", "ready", "mfma", "valu_free", "mfma_free", "lds_free", "vmem_free", "vm",
-                 "lgkm",
-                 "lgkm_ooo")
+    Every time carried in from another block also carries a weight (``rw``, ``fw``, the
+    third element of ``mfma`` values, the second of queue entries; None: set in the current
+    block): the least weight (expected executions) of the blocks on the path that brought
+    it, from the block that set it to the one it leaves.  A stall on such a time is counted
+    at ``min(that weight, this block's weight)``: it happens at most as often as the path
+    that causes it (a load before a loop, waited for inside it, stalls once, not once per
+    iteration; a load in a conditional block stalls the join only when that block ran), so
+    that time added on a path never lowers the estimate by more than it adds."""
+
+    __slots__ = ("t", "ready", "rw", "mfma", "valu_free", "mfma_free", "lds_free", "vmem_free",
+                 "fw", "vm", "lgkm", "lgkm_ooo")
 
     def __init__(self):
         self.t = 0.0
         self.ready: dict = {}      # unit -> clk its value is usable (non-memory producers)
-        self.mfma: dict = {}       # MFMA dst unit -> (issue clk, the MFMA's costs.Cost)
+        self.rw: dict = {}         # unit -> setter weight (carried entries only)
+        self.mfma: dict = {}       # MFMA dst unit -> (issue clk, costs.Cost, setter weight)
         self.valu_free = 0.0
         self.mfma_free = 0.0
         self.lds_free = 0.0
         self.vmem_free = 0.0
-        self.vm: deque = deque()    # completion clk, oldest first
+        self.fw: dict = {}         # pipe name -> setter weight (carried only)
+        self.vm: deque = deque()    # (completion clk, setter weight), oldest first
         self.lgkm: deque = deque()
         self.lgkm_ooo = False
 
-    def exit_relative(self) -> "_State":
-        """This state seen from the start of a successor block (times minus ``t``)."""
+    def exit_relative(self, w: float) -> "_State":
+        """This state seen from the start of a successor block (times minus ``t``); ``w`` is
+        the weight of the block it leaves (the setter of what it set itself)."""
         s = _State()
         t = self.t
+        rw = self.rw
         s.ready = {u: v - t for u, v in self.ready.items() if v > t}
-        s.mfma = {u: (v[0] - t, v[1]) for u, v in self.mfma.items()
+        s.rw = {u: min(rw.get(u, w), w) for u in s.ready}
+        s.mfma = {u: (v[0] - t, v[1], w if v[2] is None else min(v[2], w))
+                  for u, v in self.mfma.items()
                   if v[0] + MFMA_HORIZON_PASSES * v[1].passes * 4 > t}
         s.valu_free = max(0.0, self.valu_free - t)
         s.mfma_free = max(0.0, self.mfma_free - t)
         s.lds_free = max(0.0, self.lds_free - t)
         s.vmem_free = max(0.0, self.vmem_free - t)
-        s.vm = deque(v - t for v in self.vm)
-        s.lgkm = deque(v - t for v in self.lgkm)
+        s.fw = {n: min(self.fw.get(n, w), w) for n in ("valu", "mfma", "lds", "vmem")}
+        s.vm = deque((v - t, w if vw is None else min(vw, w)) for v, vw in self.vm)
+        s.lgkm = deque((v - t, w if vw is None else min(vw, w)) for v, vw in self.lgkm)
         s.lgkm_ooo = self.lgkm_ooo
         return s
 
     def join(self, o: "_State") -> None:
-        """Max-join with ``o`` (both relative to the same block start)."""
+        """Max-join with ``o`` (both relative to the same block start); a joined time keeps
+        the setter weight of the side it came from."""
         for u, v in o.ready.items():
             if v > self.ready.get(u, -1e30):
                 self.ready[u] = v
+                self.rw[u] = o.rw.get(u)
         for u, v in o.mfma.items():
-            w = self.mfma.get(u)
-            if w is None or v[0] > w[0]:
+            x = self.mfma.get(u)
+            if x is None or v[0] > x[0]:
                 self.mfma[u] = v
-        self.valu_free = max(self.valu_free, o.valu_free)
-        self.mfma_free = max(self.mfma_free, o.mfma_free)
-        self.lds_free = max(self.lds_free, o.lds_free)
-        self.vmem_free = max(self.vmem_free, o.vmem_free)
+        for n in ("valu", "mfma", "lds", "vmem"):
+            a, b = getattr(self, n + "_free"), getattr(o, n + "_free")
+            if b > a:
+                setattr(self, n + "_free", b)
+                self.fw[n] = o.fw.get(n)
         self.vm = _join_queue(self.vm, o.vm)
         self.lgkm = _join_queue(self.lgkm, o.lgkm)
         self.lgkm_ooo = self.lgkm_ooo or o.lgkm_ooo
 
 
 def _join_queue(a: deque, b: deque) -> deque:
-    """ACO ``join_queue``: align the youngest entries, keep the later time, keep the
+    """ACO ``join_queue``: align the youngest entries, keep the later one, keep the
     longer history."""
     la, lb = list(a), list(b)
     n = max(len(la), len(lb))
@@ -304,20 +332,29 @@ def _join_queue(a: deque, b: deque) -> deque:
     for k in range(1, n + 1):
         x = la[-k] if k <= len(la) else None
         y = lb[-k] if k <= len(lb) else None
-        out.append(x if y is None else y if x is None else max(x, y))
+        out.append(x if y is None else y if x is None else (y if y[0] > x[0] else x))
     out.reverse()
     return deque(out)
 
 
-def _retire(q: deque, keep: int, t: float) -> float:
+def _retire(q: deque, keep: int, t: float) -> tuple:
     """Wait until at most ``keep`` entries of ``q`` are outstanding; returns the clk that
-    takes (>= ``t``) and drops the retired entries."""
+    takes (>= ``t``) and the setter weight of the entry that sets it (None: this block or
+    no wait), and drops the retired entries."""
     done = t
+    dw = None
     while len(q) > keep:
-        v = q.popleft()
+        v, vw = q.popleft()
         if v > done:
-            done = v
-    return done
+            done, dw = v, vw
+    return done, dw
+
+
+def _f(we, w: float) -> float:
+    """Share of a stall on a time set with weight ``we`` counted in a block of weight ``w``."""
+    if we is None or w <= 0 or we >= w:
+        return 1.0
+    return we / w
 
 
 #: an MFMA result older than this many times its pass count no longer delays a reader
@@ -346,98 +383,114 @@ class _BlockResult:
         self.use = dict.fromkeys(_RES, 0.0)
 
 
-def _simulate(insts, costs, st: _State, P: _Params, machine) -> _BlockResult:
-    """Run ``insts`` (with their decoded ``costs``) from state ``st`` (mutated)."""
+def _simulate(insts, costs, st: _State, P: _Params, machine, w: float = 1.0) -> _BlockResult:
+    """Run ``insts`` (with their decoded ``costs``) from state ``st`` (mutated) in a block of
+    weight ``w``.  Rows hold per-execution clk; a stall on a time carried in from a block of
+    lower weight counts only in part (:class:`_State`), so a row's clk may be less than
+    the time the wave's clock advanced."""
     res = _BlockResult(len(insts))
     use = res.use
-    start_t = st.t
     slot = P.slot
+    total = 0.0
     for i, c in enumerate(costs):
         t0 = st.t
         t = t0
         causes = {}
+        lost = 0.0  # stall clk not counted at this block's weight
         k = c.kind
         # 1. counters
         if c.wait is not None:
             vm_keep, lg_keep = c.wait
-            tv = _retire(st.vm, vm_keep, t)
+            tv, wv = _retire(st.vm, vm_keep, t)
             if st.lgkm_ooo and lg_keep < len(st.lgkm):
                 lg_keep = 0
-            tl = _retire(st.lgkm, lg_keep, t)
+            tl, wl = _retire(st.lgkm, lg_keep, t)
             if not st.lgkm:
                 st.lgkm_ooo = False
             if tv > t or tl > t:
                 if tv >= tl:
-                    causes["vmcnt"] = tv - t
-                    if tl > tv:
-                        causes["lgkmcnt"] = tl - tv
+                    f = _f(wv, w)
+                    causes["vmcnt"] = (tv - t) * f
+                    lost += (tv - t) * (1 - f)
                     t = tv
                 else:
-                    causes["lgkmcnt"] = tl - t
+                    f = _f(wl, w)
+                    causes["lgkmcnt"] = (tl - t) * f
+                    lost += (tl - t) * (1 - f)
                     t = tl
         if c.vm and len(st.vm) >= P.vm_max:
-            t2 = _retire(st.vm, P.vm_max - 1, t)
+            t2, w2 = _retire(st.vm, P.vm_max - 1, t)
             if t2 > t:
-                causes["vmcnt"] = causes.get("vmcnt", 0.0) + t2 - t
+                f = _f(w2, w)
+                causes["vmcnt"] = causes.get("vmcnt", 0.0) + (t2 - t) * f
+                lost += (t2 - t) * (1 - f)
                 t = t2
         if c.lgkm and len(st.lgkm) >= P.lgkm_max:
-            t2 = _retire(st.lgkm, P.lgkm_max - 1, t)
+            t2, w2 = _retire(st.lgkm, P.lgkm_max - 1, t)
             if t2 > t:
-                causes["lgkmcnt"] = causes.get("lgkmcnt", 0.0) + t2 - t
+                f = _f(w2, w)
+                causes["lgkmcnt"] = causes.get("lgkmcnt", 0.0) + (t2 - t) * f
+                lost += (t2 - t) * (1 - f)
                 t = t2
         # 2. register dependencies
         if c.uses:
             ready = st.ready
             mf = st.mfma
             dep = t
+            dw = None
             for u in c.uses:
                 v = ready.get(u)
+                vw = st.rw.get(u) if v is not None else None
                 if mf:
-                    w = mf.get(u)
-                    if w is not None:
+                    x = mf.get(u)
+                    if x is not None:
                         if k == K_MFMA and u in c.srcc:
                             kind = "srcc"
                         elif k == K_MFMA and u in c.srcab:
                             kind = "srcab"
                         else:
                             kind = c.reader
-                        v = w[0] + _mfma_ready(w[1], kind, machine)
+                        v = x[0] + _mfma_ready(x[1], kind, machine)
+                        vw = x[2]
                 if v is not None and v > dep:
-                    dep = v
+                    dep, dw = v, vw
             if dep > t:
-                causes["dependency"] = dep - t
+                f = _f(dw, w)
+                causes["dependency"] = (dep - t) * f
+                lost += (dep - t) * (1 - f)
                 t = dep
         # 3. pipes
+        pipe = None
         if k == K_VALU or k == K_TRANS:
-            if st.valu_free > t:
-                causes["pipe"] = st.valu_free - t
-                t = st.valu_free
+            pipe, free = "valu", st.valu_free
         elif k == K_MFMA:
-            if st.mfma_free > t:
-                causes["pipe"] = st.mfma_free - t
-                t = st.mfma_free
+            pipe, free = "mfma", st.mfma_free
         elif k == K_DS:
-            if st.lds_free > t:
-                causes["pipe"] = st.lds_free - t
-                t = st.lds_free
+            pipe, free = "lds", st.lds_free
         elif k == K_VMEM or k == K_FLAT:
-            if st.vmem_free > t:
-                causes["pipe"] = st.vmem_free - t
-                t = st.vmem_free
+            pipe, free = "vmem", st.vmem_free
+        if pipe is not None and free > t:
+            f = _f(st.fw.get(pipe), w)
+            causes["pipe"] = (free - t) * f
+            lost += (free - t) * (1 - f)
+            t = free
         # 4. issue
         issue = t
         adv = slot
         if k == K_VALU or k == K_TRANS:
             st.valu_free = issue + c.occ
+            st.fw.pop("valu", None)
             use["valu"] += c.occ
             r = issue + c.lat
             for u in c.defs:
                 st.ready[u] = r
+                st.rw.pop(u, None)
                 if st.mfma:
                     st.mfma.pop(u, None)
         elif k == K_MFMA:
             busy = c.occ
             st.mfma_free = issue + busy
+            st.fw.pop("mfma", None)
             use["mfma"] += busy
             if c.xdl:
                 hold = P.coexec_sm if c.smfmac else P.coexec
@@ -445,14 +498,16 @@ def _simulate(insts, costs, st: _State, P: _Params, machine) -> _BlockResult:
                 hold = busy  # f32/f64 MFMAs do not co-execute with VALU
             if issue + hold > st.valu_free:
                 st.valu_free = issue + hold
+                st.fw.pop("valu", None)
             for u in c.defs:
-                st.mfma[u] = (issue, c.cost)
+                st.mfma[u] = (issue, c.cost, None)
                 st.ready.pop(u, None)
         elif k == K_SALU or k == K_BRANCH or k == K_OTHER:
             use["scalar"] += slot
             r = issue + c.lat
             for u in c.defs:
                 st.ready[u] = r
+                st.rw.pop(u, None)
         elif k == K_NOP:
             adv = c.nop_clk
             causes["hazard"] = c.nop_clk
@@ -463,27 +518,29 @@ def _simulate(insts, costs, st: _State, P: _Params, machine) -> _BlockResult:
                 use["scalar"] += slot
             if c.vm:
                 done = issue + c.lat_vm
-                if st.vm and st.vm[-1] > done:  # VMEM returns in order
-                    done = st.vm[-1]
-                st.vm.append(done)
+                if st.vm and st.vm[-1][0] > done:  # VMEM returns in order
+                    done = st.vm[-1][0]
+                st.vm.append((done, None))
                 # the vL1 takes the wave's bytes at bw.vl1_bytes_per_clk_cu
                 st.vmem_free = issue + c.bytes / P.vl1_bw
+                st.fw.pop("vmem", None)
                 use["membw"] += c.bytes * P.membw_per_byte
                 if k == K_FLAT:
-                    st.lgkm.append(issue + c.lat_lgkm)
+                    st.lgkm.append((issue + c.lat_lgkm, None))
                     st.lgkm_ooo = True
             elif c.lgkm:
                 done = issue + c.lat_lgkm
                 if c.ooo:
                     st.lgkm_ooo = True
-                elif st.lgkm and st.lgkm[-1] > done and not st.lgkm_ooo:
-                    done = st.lgkm[-1]
-                st.lgkm.append(done)
+                elif st.lgkm and st.lgkm[-1][0] > done and not st.lgkm_ooo:
+                    done = st.lgkm[-1][0]
+                st.lgkm.append((done, None))
             if k == K_DS:
                 st.lds_free = issue + c.lds_clk
+                st.fw.pop("lds", None)
                 use["lds"] += c.bytes * P.lds_per_byte_cu
         st.t = issue + adv
-        stall = issue - t0
+        stall = issue - t0 - lost
         if k != K_NOP:
             causes["issue"] = adv
         else:
@@ -491,8 +548,10 @@ def _simulate(insts, costs, st: _State, P: _Params, machine) -> _BlockResult:
         if k == K_BARRIER:
             causes.pop("issue", None)
             stall += adv
-        res.rows[i] = (st.t - t0, stall, causes)
-    res.cost = st.t - start_t
+        lat = st.t - t0 - lost
+        total += lat
+        res.rows[i] = (lat, stall, causes)
+    res.cost = total
     return res
 
 
@@ -557,7 +616,7 @@ def straight_line_cycles(insts, machine=None) -> float:
     costs = [_decode(i, P, machine) for i in insts]
     st = _State()
     r = _simulate(insts, costs, st, P, machine)
-    end = max([r.cost, st.valu_free, st.mfma_free, *st.ready.values(),
+    end = max([st.t, st.valu_free, st.mfma_free, *st.ready.values(),
                *(v[0] + _mfma_ready(v[1], "valu", machine) for v in st.mfma.values())])
     return end
 
@@ -623,12 +682,12 @@ def estimate_static(module, kernel, launch=None, *, machine=None, manager=None,
                 else:
                     continue
                 if st is None:
-                    st = src.exit_relative()
+                    st = src.exit_relative(weights[p])
                 else:
-                    st.join(src.exit_relative())
+                    st.join(src.exit_relative(weights[p]))
             if st is None:
                 st = _State()
-            r = _simulate(blocks[b].instructions, costs_of[b], st, P, machine)
+            r = _simulate(blocks[b].instructions, costs_of[b], st, P, machine, weights[b])
             exits[b] = st
             if npass == 0 or b in in_loop or b not in per_block:
                 per_block[b] = r
