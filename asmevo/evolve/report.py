@@ -3,7 +3,8 @@ report.json, report.md and trajectory.png (every file written to a temporary nam
 renamed).
 
 Final check: candidates that entered the population are tried best first
-(``(cycles, instructions, step, hash)``); each is built again, verified against K0 at level
+(``(cycles, instructions, step, hash)``); the stored code must hash to the candidate's key and
+score the stored cycles again (the store is not trusted); each is built again, verified against K0 at level
 ``all`` (the strictest the harness allows) with ``final_trials`` trials on new seeds, and
 run against the harness's numpy reference.  The first that passes is the winner; a
 candidate that fails is recorded as dropped and the next is tried.  K0 itself is the last
@@ -25,6 +26,9 @@ REPORT_SCHEMA = "asmevo.evolve.report/1"
 
 def _ranked(run) -> list[dict]:
     rows = run.store.candidates(accepted_only=True)
+    for r in rows:
+        if r["step"] < 0:
+            r["cycles"] = run.k0_cycles      # scored again in finalize
     sizes = {}
     for r in rows:
         sizes[r["hash"]] = sum(len(b.instructions) for b in run._load_blocks(r["hash"]))
@@ -40,10 +44,28 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
     from ..frontend.loader import load
     from ..verify import verify
     from .gate import fresh_copy
+    from ..ir.module import Kernel
+    from .candidate import content_hash
+    from .score import Scorer
     cfg = run.cfg
-    m = fresh_copy(run.k0, run.kernel, run._load_blocks(rec["hash"]))
+    blocks = run._load_blocks(rec["hash"])
+    if content_hash(Kernel(run.kernel, blocks)) != rec["hash"]:
+        # the store is not trusted: its code must be what its key says
+        return False, {"verdict": {"status": "store-mismatch", "message":
+                                   "the stored code does not hash to the candidate's key"},
+                       "trials": 0, "seed": None, "level": None, "require": cfg.require}, \
+            None, None
+    m = fresh_copy(run.k0, run.kernel, blocks)
     how = write_code_object(m, path, inputs=(cfg.kernel_file,))
     cand = load(path)
+    # nor its timing: the winner is scored again (the model is deterministic)
+    cycles = Scorer(run.kernel, run.harness).score(cand).cycles
+    if rec.get("cycles") is None or abs(cycles - rec["cycles"]) > 1e-6 * max(1.0, cycles):
+        return False, {"verdict": {"status": "timing-mismatch", "message":
+                                   f"stored {rec.get('cycles')} estimated cycles, "
+                                   f"{cycles} when scored again"},
+                       "trials": 0, "seed": None, "level": None, "require": cfg.require}, \
+            how, None
     seed = derive(cfg.seed, "final", rec["hash"]) % (1 << 31)
     v = verify(run.k0, cand, harness=run.harness, level="all", entry=run.kernel,
                trials=cfg.final_trials, seed=seed, timeout_ms=max(cfg.z3_timeout_ms, 10000))
@@ -76,9 +98,12 @@ def lineage_chain(run, h: str) -> list[dict]:
 def finalize(run, *, elapsed: float, stop_reason: str, rate: float) -> dict:
     from ..ir.module import Kernel
     from ..ir.printer import print_module
+    from .score import Scorer
     cfg = run.cfg
     d = run.dir
     tmp = os.path.join(d, ".final-candidate.co")
+    # K0's figure is not read from the store either
+    run.k0_cycles = Scorer(run.kernel, run.harness).score(run.k0).cycles
     dropped, winner, receipt, how, cand = [], None, None, None, None
     for rec in _ranked(run):
         ok, rcp, hw, cm = final_check(run, rec, tmp)

@@ -52,18 +52,14 @@ def _tamper_fake_fast_k0_copy(run: pathlib.Path) -> None:
     db.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the final check re-verifies the winner's code but neither re-times it nor checks that "
-    "its blocks match its content hash: a lineage row claiming 1 cycle wins and the report "
-    "states a 1366x estimated speed-up for K0's own code"))
 def test_resume_on_a_store_with_a_forged_cycle_count(tmp_path):
     """``asmevo evolve --resume`` on a lineage.sqlite holding a forged row (K0's blocks under
     another hash, ``accepted=1``, ``cycles=1``): the final check verifies the code (correct:
     it is K0) and makes it the winner with ``best_cycles`` 1 and ``speedup_estimated``
     1366.  A wrong *kernel* in such a row is caught (dropped, ``rejected-counterexample``);
-    the timing receipt is not.  Fix (asmevo/evolve/report.py ``final_check``): recompute
-    ``content_hash`` of the loaded blocks and compare it with the row's hash, and re-score
-    the winner (``Scorer.score``, deterministic) instead of trusting the stored cycles."""
+    the timing receipt was not.  Fixed (asmevo/evolve/report.py ``final_check``): the stored
+    code must hash to the row's key, and the winner (and K0) are scored again instead of
+    trusting the stored cycles; the forged row is dropped."""
     import json
     from evolve_helpers import VADD_CO, VADD_JSON, evolve_cli
     run = tmp_path / "run"
@@ -76,3 +72,4 @@ def test_resume_on_a_store_with_a_forged_cycle_count(tmp_path):
     assert r.returncode == 0, r.stderr
     rep = json.loads((run / "report.json").read_text())
     assert rep["best_cycles"] == rep["k0_cycles"], (rep["best_cycles"], rep["winner"])
+    assert "ef" * 32 in [d["hash"] for d in rep["dropped"]]
