@@ -223,16 +223,30 @@ class Worker:
         cmd = [sys.executable, __file__, "--worker", str(root), "--corpus", str(corpus)]
         if tinygrad:
             cmd += ["--tinygrad-worker"]
+        self.cmd, self.env = cmd, env
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   env=env)
         self.ok = {}
 
+    def restart(self):
+        """A new worker process (after the last one died, e.g. tinygrad's emulator crashed)."""
+        try:
+            self.p.kill()
+            self.p.wait()
+        except OSError:
+            pass
+        self.p = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, env=self.env)
+
     def run(self, name, lockstep=True):
-        self.p.stdin.write(f"run {name} {int(lockstep)}\n")
-        self.p.stdin.flush()
-        line = self.p.stdout.readline()
+        try:
+            self.p.stdin.write(f"run {name} {int(lockstep)}\n")
+            self.p.stdin.flush()
+            line = self.p.stdout.readline()
+        except BrokenPipeError:
+            line = ""
         if not line:
-            raise RuntimeError(f"worker failed on {name}")
+            raise RuntimeError(f"worker failed on {name} (exit status {self.p.wait()})")
         t, n, ln, *ok = line.split()
         if ok:
             self.ok[name] = self.ok.get(name, True) and ok[0] == "1"
@@ -293,28 +307,42 @@ def main(argv=None) -> int:
     for name in names:
         times = {c: [] for c, _, _ in cols}
         n = ln = None
+        failed = {}
         for rep in range(args.repeat + 1):          # the first round is the warm-up
             order = cols if rep % 2 == 0 else cols[::-1]
             for c, w, ls in order:
-                t, n_, ln_ = w.run(name, ls)
+                if c in failed:
+                    continue
+                try:
+                    t, n_, ln_ = w.run(name, ls)
+                except RuntimeError as e:
+                    if c != "tg":
+                        raise
+                    failed[c] = str(e)  # tinygrad's emulator died on this kernel (segfault...)
+                    w.restart()
+                    continue
                 if c == "new":
                     n, ln = n_, ln_
                 if rep:
                     times[c].append(t)
-        med = {c: statistics.median(v) for c, v in times.items()}
-        tot_ln += ln
-        tot_n += n
+        med = {c: statistics.median(v) if v else float("nan") for c, v in times.items()}
+        complete = not failed  # the summed row: kernels every column ran
+        if complete:
+            tot_ln += ln
+            tot_n += n
         row = f"{name:20s} {n:9d} {ln:10d} {ln / n:10.1f}"
         for c, _, _ in cols:
-            tot[c] += med[c]
+            if complete:
+                tot[c] += med[c]
             row += f" | {med[c] * 1e3:9.2f} {ln / med[c] / 1e6:8.2f} {n / med[c] / 1e6:8.3f}"
         if len(cols) > 1:
             row += " | " + " ".join(f"{med[c] / med['new']:9.2f}" for c, _, _ in cols[1:])
         for c, w, _ in cols:
             if c == "tg":
-                row += f" | tg {'ok' if w.ok.get(name) else 'MISMATCH'}"
+                row += (f" | tg failed: {failed[c]}" if c in failed else
+                        f" | tg {'ok' if w.ok.get(name) else 'MISMATCH'}")
         print(row, flush=True)
-    row = f"{'(all, summed)':20s} {tot_n:9d} {tot_ln:10d} {tot_ln / tot_n:10.1f}"
+    row = f"{'(all ran, summed)':20s} {tot_n:9d} {tot_ln:10d} {tot_ln / tot_n:10.1f}"
     for c, _, _ in cols:
         row += f" | {tot[c] * 1e3:9.2f} {tot_ln / tot[c] / 1e6:8.2f} {tot_n / tot[c] / 1e6:8.3f}"
     if len(cols) > 1:
