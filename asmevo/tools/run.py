@@ -43,6 +43,8 @@ def add_arguments(p) -> None:
     p.add_argument("--check", action="store_true", help="compare with the reference; exit 1 on mismatch")
     p.add_argument("--lds", type=non_negative_int, default=None,
                    help="dynamic LDS bytes (default: the rest of the 64 KiB)")
+    from ..device import add_device_argument
+    add_device_argument(p)
 
 
 def _check_arg_count(module, name: str, h: dict, harness_path: str) -> None:
@@ -78,6 +80,8 @@ def run(args) -> int:
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise AsmevoError("--out must be a directory", file=args.out)  # before any work
     h = H.load_harness(args.harness, args.entry)
+    from ..device import get_device
+    device = get_device(args.device)       # a missing HIP runtime: exit 2 before any work
     module = load(args.input)
     name = args.kernel or h.get("kernel")
     if name is None:
@@ -94,14 +98,22 @@ def run(args) -> int:
     if args.lds is not None:
         launch.dynamic_lds = args.lds
     try:
-        res = run_kernel(module, name, launch)
+        if device.hardware:
+            with device.load(module) as loaded:
+                res = loaded.run(name, launch)
+        else:
+            res = run_kernel(module, name, launch)
     except AsmevoError as e:
         if e.file is None:  # a launch/harness mismatch: name the harness
             e.file = args.harness
         raise
-    rate = res.lane_instructions / res.seconds / 1e6 if res.seconds > 0 else 0.0
-    print(f"{name}: {res.waves} waves, {res.instructions} instructions "
-          f"({res.lane_instructions} lane-instructions), {res.seconds:.3f} s, {rate:.2f} M lane-inst/s")
+    if device.hardware:
+        print(f"{name}: ran on {device.name}, {res.seconds:.3f} s wall (load, copies, launch)")
+    else:
+        rate = res.lane_instructions / res.seconds / 1e6 if res.seconds > 0 else 0.0
+        print(f"{name}: {res.waves} waves, {res.instructions} instructions "
+              f"({res.lane_instructions} lane-instructions), {res.seconds:.3f} s, "
+              f"{rate:.2f} M lane-inst/s")
     if res.writes_outside:
         regs = sorted({r for r, _, _ in res.writes_outside})
         print(f"warning: stores into non-output buffers: {', '.join(regs)}")

@@ -45,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=int, default=10_000, metavar="MS",
                    help="z3 time budget per window in ms (default 10000)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    from ..device import add_device_argument
+    add_device_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,9 +59,11 @@ def run(args: argparse.Namespace) -> int:
     if args.harness:
         from ..verify.diff import load_harness
         harness = load_harness(args.harness, args.entry)
+    from ..device import get_device
+    device = get_device(args.device)       # a missing HIP runtime: exit 2 before any work
     v = verify(args.original, args.candidate, harness=harness, level=level, entry=args.entry,
                trials=args.trials, seed=args.seed, tolerance=args.tolerance,
-               timeout_ms=args.timeout)
+               timeout_ms=args.timeout, device=device if device.hardware else None)
     _print_quietly(v.dumps() if args.json else v.text())
     return v.exit_status
 

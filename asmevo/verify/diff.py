@@ -211,12 +211,19 @@ def _lds_fill(seed: int | None):
 
 
 def _run(module: Module, kernel: str, harness: dict, inputs: dict, limit: int | None,
-         lds_seed: int | None = None):
+         lds_seed: int | None = None, device=None):
     from ..emu.harness import make_launch
     launch = make_launch(harness, {k: (v.copy() if isinstance(v, np.ndarray) else v)
                                    for k, v in inputs.items()})
     if limit is not None:
         launch.max_instructions_per_wave = limit
+    if device is not None and getattr(device, "hardware", False):
+        # a real GPU (asmevo.device): the same launch through the device interface; the
+        # loaded code object is kept per module for the trials
+        loaded = _LOADED.get((id(device), id(module)))
+        if loaded is None:
+            loaded = _LOADED[(id(device), id(module))] = device.load(module)
+        return loaded.run(kernel, launch)
     from ..emu import run_kernel
     try:
         with _lds_fill(lds_seed):
@@ -227,21 +234,38 @@ def _run(module: Module, kernel: str, harness: dict, inputs: dict, limit: int | 
         raise EmulatorInternalError(f"emulator internal error: {type(e).__name__}: {e}") from e
 
 
+#: (device, module) -> code object loaded on a real device, for the trials of one verification
+_LOADED: dict = {}
+
+
 def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None = None,
                  trials: int = 8, seed: int = 0,
-                 tolerance: tuple[float, float] | None = None, cache: dict | None = None) -> Verdict:
+                 tolerance: tuple[float, float] | None = None, cache: dict | None = None,
+                 device=None) -> Verdict:
     """Run both modules on ``trials`` identical launches and compare (see module docstring).
 
     ``harness`` is a loaded harness dict (or a path); its ``kernel`` is run.
     ``cache``: optional dict reused across calls with the *same* original module
     and harness (e.g. many candidates of one kernel): the original's results per
     trial are kept there.
+    ``device``: an :class:`asmevo.device.Device` that runs both kernels (None: the embedded
+    emulator).  On a real GPU stores outside the buffers are not seen (only the buffers'
+    contents are compared, input buffers included).
 
     Returns a Verdict: ``accepted``, ``rejected-output-mismatch``,
     ``rejected-stray-write``, ``rejected-emulation-fault``,
     ``unknown-unsupported`` (the emulator cannot run one of them, or every
     trial was outside the original's domain).
     """
+    try:
+        return _differential(orig, cand, harness, entry=entry, trials=trials, seed=seed,
+                             tolerance=tolerance, cache=cache, device=device)
+    finally:
+        for key in [k for k in _LOADED if device is not None and k[0] == id(device)]:
+            _LOADED.pop(key).close()
+
+
+def _differential(orig, cand, harness, *, entry, trials, seed, tolerance, cache, device):
     if not isinstance(harness, dict):
         harness = load_harness(str(harness), entry)
     kernel = harness.get("kernel") or entry
@@ -261,7 +285,7 @@ def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None 
                     raise ro
             else:
                 try:
-                    ro = _run(orig, kernel, harness, inputs, None, lds_seed)
+                    ro = _run(orig, kernel, harness, inputs, None, lds_seed, device)
                 except AsmevoError as e:
                     if cache is not None:
                         cache[key] = e
@@ -282,7 +306,7 @@ def differential(orig: Module, cand: Module, harness: Any, *, entry: str | None 
             continue
         limit = 4 * max(ro.instructions, 1) + 100_000
         try:
-            rc = _run(cand, kernel, harness, inputs, limit, lds_seed)
+            rc = _run(cand, kernel, harness, inputs, limit, lds_seed, device)
         except AsmevoError as e:
             c = _classify(e)
             data = {"trial": t, "trial_kind": kind, "error": str(e)}

@@ -117,7 +117,7 @@ def _as_module(x: Any, role: str) -> tuple[Module | None, Verdict | None]:
 def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "all",
            entry: str | None = None, trials: int = 8, seed: int = 0,
            tolerance: tuple[float, float] | None = None, timeout_ms: int = 10_000,
-           memory_order: bool = True, diff_cache: dict | None = None) -> Verdict:
+           memory_order: bool = True, diff_cache: dict | None = None, device=None) -> Verdict:
     """Verify ``candidate`` against ``original``.
 
     Args:
@@ -135,6 +135,8 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
         memory_order: run the waitcnt and hazard checks (static layer).
         diff_cache: see :func:`asmevo.verify.diff.differential` (reuse the original's runs
             across many candidates of the same original and harness).
+        device: what runs differential testing (an :class:`asmevo.device.Device`; None: the
+            embedded emulator).
 
     Returns:
         A :class:`Verdict` (never raises for a bad *candidate*: that is ``build-failed``).
@@ -213,7 +215,7 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
     if "diff" in layers:
         from .diff import differential
         dv = differential(orig, cand, harness, entry=entry, trials=trials, seed=seed,
-                          tolerance=tolerance, cache=diff_cache)
+                          tolerance=tolerance, cache=diff_cache, device=device)
         status["diff"] = _layer_state(dv)
         parts.append(dv)
         untested = [n for n in changed_kernels(orig, cand, kernels) if n != hk]

@@ -123,3 +123,35 @@ def test_get_device_names():
     for bad in ("cuda", "hip:x", "hip:-1"):
         with pytest.raises(AsmevoError):
             get_device(bad)
+
+
+def test_differential_testing_runs_on_the_device():
+    from asmevo.verify import verify
+    m, h, _ = _setup()
+    fake = FakeHip()
+    dev = HipDevice(0, binding=fake)
+    v = verify(m, load(str(EX / "vadd_f32.co")), harness=h, level="diff", trials=3, device=dev)
+    assert v.accepted, v.text()
+    # both kernels loaded once, one launch per trial and side, everything released
+    assert fake.calls.count("hipModuleLoadData") == 2
+    assert fake.calls.count("hipModuleLaunchKernel") >= 6
+    assert fake.calls.count("hipModuleUnload") == 2
+    assert fake.calls.count("hipFree") == fake.calls.count("hipMalloc")
+
+
+@pytest.mark.parametrize("cmd", [["run", str(EX / "vadd_f32.co"), "--harness", str(EX / "vadd_f32.json")],
+                                 ["verify", str(EX / "vadd_f32.co"), str(EX / "vadd_f32.co"),
+                                  "--harness", str(EX / "vadd_f32.json")]])
+def test_cli_device_hip_without_gpu_exits_2(cmd, capsys):
+    from asmevo.cli import main
+    import importlib.util
+    if importlib.util.find_spec("rocm") is not None:
+        try:
+            from rocm.bindings import hip
+            hip.hipGetDeviceCount()
+            pytest.skip("a HIP runtime is present on this machine")
+        except RuntimeError:
+            pass
+    rc = main(cmd + ["--device", "hip"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "asmevo[hip]" in err and "Traceback" not in err
