@@ -69,7 +69,8 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
     seed = derive(cfg.seed, "final", rec["hash"]) % (1 << 31)
     v = verify(run.k0, cand, harness=run.harness, level="all", entry=run.kernel,
                trials=cfg.final_trials, seed=seed, timeout_ms=max(cfg.z3_timeout_ms, 10000))
-    passed = v.accepted or (cfg.require == "tested" and v.status.value == "unknown-unproved")
+    from .gate import passes_gate
+    passed = passes_gate(v, cfg.require)
     receipt = {"verdict": v.to_json(), "trials": cfg.final_trials, "seed": seed, "level": "all",
                "require": cfg.require}
     if passed and run.harness.get("reference"):

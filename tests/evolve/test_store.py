@@ -33,3 +33,16 @@ def test_store_never_holds_a_candidate_twice(tmp_path):
     st = open_store(str(tmp_path))       # reopened (as --resume does)
     assert st.has("h1") and not st.add_candidate(rec)
     assert st.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_tested_never_covers_what_testing_cannot_see():
+    from asmevo.evolve.gate import passes_gate
+    from asmevo.verify.verdict import Evidence, Status, Verdict
+    ok = Verdict(Status.UNKNOWN_UNPROVED, "not proved: 1 window(s) undecided by z3",
+                 [Evidence("z3", "unknown", "solver timeout in block #1")])
+    cache = Verdict(Status.UNKNOWN_UNPROVED, "not proved",
+                    [Evidence("z3", "unsupported", "cache-policy bits differ (caches are not modelled)")])
+    assert passes_gate(ok, "tested") and not passes_gate(ok, "proved")
+    assert not passes_gate(cache, "tested")
+    assert not passes_gate(Verdict(Status.UNKNOWN_UNSUPPORTED, "x"), "tested")
+    assert passes_gate(Verdict(Status.ACCEPTED, "x"), "proved")
