@@ -196,6 +196,13 @@ def test_scratch_store_with_per_lane_offsets(snippet):
     s.run()
     assert s.w.v[3].tolist() == (LANES * 3 + 1).tolist()
     assert s.w.v[4].tolist() == (LANES + 100).tolist()
+    # a uniform but unaligned offset takes the general path too
+    s = snippet(["scratch_store_dword off, v2, off offset:6", "scratch_load_dword v4, off, off offset:6",
+                 "scratch_load_ushort v5, off, off offset:8"], scratch=256)
+    s.w.v[2] = LANES * 0x10001 + 0x12340000
+    s.run()
+    assert s.w.v[4].tolist() == s.w.v[2].tolist()
+    assert s.w.v[5].tolist() == (s.w.v[2] >> 16).tolist()
 
 
 def test_ds_cmpst_compares_data0_and_stores_data1(snippet):
