@@ -20,6 +20,11 @@ from .exec_mfma import compile_mfma
 def _simple(kind):
     def comp(inst, spec, ctx, nxt):
         if kind == "nop":
+            if inst.opcode == "s_sethalt" and _halts(inst):
+                def halt(wv):  # the wave stops issuing: it never reaches s_endpgm
+                    raise EmuError(f"{inst.text()} halts the wave; it never reaches s_endpgm "
+                                   "(the dispatch hangs on hardware)")
+                return halt
             return lambda wv: nxt
         if kind == "barrier":
             def run(wv):
@@ -33,6 +38,14 @@ def _simple(kind):
             return run
         raise CompileError(kind)
     return comp
+
+
+def _halts(inst) -> bool:
+    """``s_sethalt`` with SIMM16[0] set (CDNA3 ISA guide: 1 = halt), or an operand that is
+    not a plain constant."""
+    from ..ir.operands import Imm, base_of
+    b = base_of(inst.operands[0]) if inst.operands else None
+    return not isinstance(b, Imm) or bool(int(b.value) & 1)
 
 
 COMPILERS = {

@@ -137,3 +137,30 @@ def test_dropped_cache_policy_bits_are_not_tested_equivalent():
     v = verify(str(INPUTS / "vadd_store_sc0_sc1.s"), str(ROOT / "examples" / "vadd_f32.co"),
                harness=str(VADD_HARNESS), level="all", trials=2)
     assert v.status.value not in ("accepted", "unknown-unproved"), v.to_json()
+
+
+# --------------------------------------------------------------------------- s_sethalt
+
+
+@pytest.mark.parametrize("level", ["all", "z3"])
+def test_sethalt_after_the_store_is_not_accepted(level):
+    """``s_sethalt 1`` inserted after ``vadd_f32``'s store was ``accepted`` at every level:
+    the registry gives it kind ``nop``, the window checker drops no-ops before comparing and
+    the emulator ran it as a no-op.  On hardware the wave stops issuing (CDNA3 ISA guide,
+    S_SETHALT: SIMM16[0] = 1 halts the wave) and never reaches ``s_endpgm``: the dispatch
+    hangs.  Fixed: the window checker reports a difference in the no-value-effect
+    instructions other than nops/waits/priority/sleep as unknown (as the relational proof
+    already did), and the emulator stops a wave at ``s_sethalt 1``.
+
+    Reproduction::
+
+        asmevo verify examples/vadd_f32.co tests/adversarial_inputs/vadd_sethalt.s \\
+            --harness examples/vadd_f32.json
+    """
+    _needs_llvm()
+    kw = {"harness": str(VADD_HARNESS), "trials": 2} if level == "all" else {}
+    v = verify(str(ROOT / "examples" / "vadd_f32.co"), str(INPUTS / "vadd_sethalt.s"),
+               level=level, **kw)
+    assert not v.accepted, v.to_json()
+    if level == "all":
+        assert v.status.value == "rejected-emulation-fault", v.to_json()
