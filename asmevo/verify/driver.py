@@ -193,6 +193,10 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
                      f"{', '.join(outside)} changed too, but only {', '.join(kernels)} is "
                      "checked (--entry); the rest of the code object is not verified",
                      [Evidence("static", "unchecked-kernels", ", ".join(outside))])
+    invisible = _invisible_effects(orig, cand, kernels)
+    if invisible and st.outcome == "accepted":
+        st = Verdict(Status.UNKNOWN_UNSUPPORTED, invisible,
+                     [Evidence("static", "invisible-effect", invisible)])
     status["abi"] = _layer_state(abi)
     status["static"] = _layer_state(st)
     for v in (st, abi):
@@ -257,6 +261,39 @@ def _unproved(z3v: Verdict, dv: Verdict | None) -> Verdict:
     return Verdict(Status.UNKNOWN_UNPROVED,
                    f"not proved: {n} window(s) undecided by z3 ({why}; first: {z3v.message})"
                    + tested, ev)
+
+
+#: Instructions whose effect lies outside the wave's registers and memory (messages to the
+#: host or the scheduler, halts, traps, debug and performance state): the emulator runs them
+#: as no-ops or not at all, so differential testing cannot see them added or removed.
+_SIDE_EFFECT = __import__("re").compile(
+    r"s_(sendmsg|sendmsghalt|sethalt|trap|setkill|ttracedata|incperflevel|decperflevel|"
+    r"setvskip|cbranch_cdbg)")
+
+
+def _invisible_effects(orig: Module, cand: Module, kernels: list[str] | None) -> str | None:
+    """Why a changed kernel differs from the original in what neither z3 nor the emulator
+    models -- cache maintenance and cache-policy bits (sc0/sc1/nt), side-effect instructions
+    (``s_sendmsg``, ``s_sethalt``...) -- or None.  Such a verdict stays ``unknown-unsupported``:
+    "differential testing found no difference" says nothing about it, so it must not pass
+    as ``unknown-unproved`` (which ``asmevo evolve --require tested`` accepts)."""
+    from .equiv import _memory_policy
+    ko = {k.name: k for k in orig.kernels}
+    for name in changed_kernels(orig, cand, kernels):
+        kc, k0 = next((k for k in cand.kernels if k.name == name), None), ko.get(name)
+        if kc is None or k0 is None:
+            continue
+        a, b = list(k0.instructions()), list(kc.instructions())
+        if _memory_policy(a) != _memory_policy(b):
+            return (f"{name}: cache maintenance or cache-policy bits (sc0/sc1/nt) differ from "
+                    "the original; neither z3 nor the emulator models caches")
+        fx = [[(i.opcode, tuple(str(o) for o in i.operands)) for i in x
+               if _SIDE_EFFECT.match(i.opcode)] for x in (a, b)]
+        if fx[0] != fx[1]:
+            return (f"{name}: instructions with effects outside registers and memory "
+                    "(s_sendmsg, s_sethalt, s_trap...) differ from the original; neither z3 nor "
+                    "the emulator models them")
+    return None
 
 
 def _unreachable_changes(orig: Module, cand: Module, kernels: list[str] | None) -> list[str]:

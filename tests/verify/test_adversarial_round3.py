@@ -109,10 +109,6 @@ def test_setreg_that_flushes_denormals_is_not_tested_as_equivalent():
 # --------------------------------------------------------------------------- cache policy
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "dropped sc0/sc1 (system-scope coherence) is unknown-unproved, so "
-    "`asmevo evolve --require tested` accepts it although differential testing cannot see "
-    "caches at all; it should be a final unknown-unsupported like cross-wave reorders"))
 def test_dropped_cache_policy_bits_are_not_tested_equivalent():
     """K0: ``vadd_f32`` whose store is ``global_store_dword ... sc0 sc1`` (system scope:
     written through to memory other agents see while the kernel runs).  The candidate is
@@ -129,9 +125,8 @@ def test_dropped_cache_policy_bits_are_not_tested_equivalent():
         asmevo verify tests/adversarial_inputs/vadd_store_sc0_sc1.s examples/vadd_f32.s \\
             --harness examples/vadd_f32.json
 
-    Fix: mark the cache-policy / cache-maintenance evidence of ``check_kernels`` (and the
-    relational proof's) ``final`` as the cross-wave evidence is (``equiv.py`` line ~827), so
-    the driver keeps ``unknown-unsupported``.
+    Fixed: the driver compares the kernels' cache-policy and cache-maintenance sequences
+    (and side-effect instructions) and keeps ``unknown-unsupported`` when they differ.
     """
     _needs_llvm()
     v = verify(str(INPUTS / "vadd_store_sc0_sc1.s"), str(ROOT / "examples" / "vadd_f32.co"),
@@ -164,3 +159,15 @@ def test_sethalt_after_the_store_is_not_accepted(level):
     assert not v.accepted, v.to_json()
     if level == "all":
         assert v.status.value == "rejected-emulation-fault", v.to_json()
+
+
+def test_added_sendmsg_interrupt_is_not_tested_equivalent():
+    """``s_mov_b32 m0, 0; s_nop 0; s_sendmsg sendmsg(MSG_INTERRUPT)`` added to ``vadd_f32``
+    (an interrupt to the host per wave): z3 does not model ``s_sendmsg`` and the emulator runs
+    it as a no-op, so the verdict was ``unknown-unproved``, which ``--require tested``
+    accepts.  Fixed in the driver: side-effect instructions that differ are
+    ``unknown-unsupported``."""
+    _needs_llvm()
+    v = verify(str(ROOT / "examples" / "vadd_f32.co"), str(INPUTS / "vadd_sendmsg.s"),
+               harness=str(VADD_HARNESS), level="all", trials=2)
+    assert v.status.value == "unknown-unsupported", v.to_json()
