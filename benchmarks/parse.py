@@ -17,6 +17,22 @@ Each is run ``--runs`` times (default 5); the medians are printed in
 instructions/second together with the ratio, both for wall-clock time and for
 CPU time (``time.process_time`` for asmevo, ``RUSAGE_CHILDREN`` user+system time
 for llvm-mc), since wall-clock numbers on a shared 2-core machine swing with load.
+
+End to end (issue 16), the same code object, runs alternating, medians of ``--runs``:
+
+* ``asmevo dis CO -o K.s`` and ``asmevo asm K.s -o K.co`` as commands (a new Python process
+  each, LLVM tools included: the llvm-objdump listing, the llvm-mc re-assembly check of the
+  disassembly, llvm-mc + ld.lld), against ``llvm-objdump -d --mcpu=gfx942 CO`` and
+  ``llvm-mc -filetype=obj K.s`` + ``ld.lld -shared`` (the LLVM tools' own time for the same
+  work).  CPU time is user+system of the process and all its children (``RUSAGE_CHILDREN``).
+  The commands run with Python's bytecode cache in a temporary directory
+  (``PYTHONPYCACHEPREFIX``; ``PYTHONDONTWRITEBYTECODE`` dropped), as an installed package has
+  its ``.pyc`` files; without them every start re-compiles asmevo's modules.
+* in process (the optimisation loop's view, no interpreter start): ``disassemble`` +
+  ``print_module`` with a cold line cache, and ``assemble_bytes`` of the text.
+
+The ratio (dis + asm) / (llvm-objdump + llvm-mc + ld.lld) is printed against the target of
+issue 16 (at most 2x).
 """
 
 from __future__ import annotations
@@ -26,8 +42,10 @@ import pathlib
 import re
 import resource
 import statistics
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -72,7 +90,107 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("code_object", nargs="?", type=pathlib.Path)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--no-e2e", action="store_true", help="only the parser figures")
+    ap.add_argument("--e2e-only", action="store_true", help="only the end-to-end figures")
     args = ap.parse_args(argv)
+    if not args.e2e_only:
+        parser_figures(args)
+    if not args.no_e2e:
+        end_to_end(args.code_object or default_input(), args.runs)
+    return 0
+
+
+def _child_cpu(argv, **kw) -> tuple[float, float]:
+    """Run ``argv``; return (wall seconds, user+system CPU seconds of it and its children)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True, **kw)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+
+
+def _self_cpu(fn) -> tuple[float, float]:
+    """Call ``fn()`` in this process; (wall, CPU of this process and of the tools it ran)."""
+    s0 = resource.getrusage(resource.RUSAGE_SELF)
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    fn()
+    wall = time.perf_counter() - t0
+    s1 = resource.getrusage(resource.RUSAGE_SELF)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (s1.ru_utime - s0.ru_utime + s1.ru_stime - s0.ru_stime
+                  + r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+
+
+def end_to_end(co: pathlib.Path, runs: int) -> None:
+    """``asmevo dis`` / ``asmevo asm`` against llvm-objdump / llvm-mc + ld.lld (see the
+    module docstring); prints medians and the ratio against issue 16's 2x target."""
+    from asmevo.backend.assemble import assemble_bytes, find_linker, mc_args
+    from asmevo.frontend.disasm import disassemble
+    from asmevo.ir.printer import print_module
+
+    objdump, mc, lld = find_tool("llvm-objdump"), find_tool("llvm-mc"), find_linker()
+    tmp = tempfile.mkdtemp(prefix="asmevo-bench-")
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pyc")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    s_path, co_path = os.path.join(tmp, "k.s"), os.path.join(tmp, "k.co")
+    obj, linked = os.path.join(tmp, "mc.o"), os.path.join(tmp, "mc.co")
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    py = [sys.executable, "-m", "asmevo.cli"]
+    subprocess.run(py + ["dis", str(co), "-o", s_path], env=env, check=True, **quiet)  # warm-up
+    text = open(s_path).read()
+    n_inst = sum(1 for ln in text.splitlines() if ln.startswith("\t") and not ln.startswith("\t."))
+
+    def cli_dis():
+        return _child_cpu(py + ["dis", str(co), "-o", s_path], env=env, **quiet)
+
+    def cli_asm():
+        return _child_cpu(py + ["asm", s_path, "-o", co_path], env=env, **quiet)
+
+    def llvm_dis():
+        return _child_cpu([objdump, "-d", f"--mcpu={MCPU}", str(co)], **quiet)
+
+    def llvm_asm():
+        a = _child_cpu([mc, *mc_args(text), "-filetype=obj", s_path, "-o", obj], **quiet)
+        b = _child_cpu([lld, "--no-undefined", "-shared", obj, "-o", linked], **quiet)
+        return a[0] + b[0], a[1] + b[1]
+
+    def api_dis():
+        asm_parser._LINE_CACHE.clear()
+        return _self_cpu(lambda: print_module(disassemble(str(co))))
+
+    def api_asm():
+        return _self_cpu(lambda: assemble_bytes(text))
+
+    jobs = [("asmevo dis", cli_dis), ("asmevo asm", cli_asm), ("llvm-objdump -d", llvm_dis),
+            ("llvm-mc + ld.lld", llvm_asm), ("disassemble+print (API)", api_dis),
+            ("assemble_bytes (API)", api_asm)]
+    res = {name: [] for name, _ in jobs}
+    for r in range(runs):
+        for name, fn in (jobs if r % 2 == 0 else jobs[::-1]):
+            res[name].append(fn())
+    med = {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+           for name, v in res.items()}
+    print(f"\nend to end: {co} ({n_inst} instructions), medians of {runs} alternating runs")
+    print(f"{'':28s} {'CPU ms':>9s} {'wall ms':>9s}")
+    for name, _ in jobs:
+        print(f"{name:28s} {med[name][1] * 1e3:9.1f} {med[name][0] * 1e3:9.1f}")
+    for label, (d, a) in (("commands", ("asmevo dis", "asmevo asm")),
+                          ("API", ("disassemble+print (API)", "assemble_bytes (API)"))):
+        for k, what in ((1, "CPU"), (0, "wall")):
+            ours = med[d][k] + med[a][k]
+            ref = med["llvm-objdump -d"][k] + med["llvm-mc + ld.lld"][k]
+            print(f"ratio ({label}, {what}): asmevo dis+asm {ours * 1e3:.0f} ms / LLVM "
+                  f"{ref * 1e3:.0f} ms = {ours / ref:.2f}x (target <= 2.00x: "
+                  f"{'met' if ours / ref <= 2 else 'not met'})")
+    import shutil
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def parser_figures(args) -> None:
     co = args.code_object or default_input()
     listing = subprocess.run([find_tool("llvm-objdump"), "-d", f"--mcpu={MCPU}", str(co)],
                              capture_output=True, text=True, check=True).stdout
@@ -125,7 +243,6 @@ def main(argv=None) -> int:
     print(f"CPU time: asmevo {c_parse * 1e3:.1f} ms = {n_inst / c_parse:,.0f} instructions/s; "
           f"llvm-mc {c_mc * 1e3:.1f} ms = {n_inst / c_mc:,.0f} instructions/s; "
           f"ratio {c_parse / c_mc:.2f}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -630,11 +630,11 @@ def _mc_object(text: str) -> _ObjInfo:
 _ENC = re.compile(r"encoding: \[([^\]]*)\]")
 
 
-def _show_encodings(lines: list[str]) -> list[list[int | None]]:
+def _show_encodings(lines: list[str], target: str = "amdgcn-amd-amdhsa--gfx942") -> list[list[int | None]]:
     """Encode instruction lines with ``llvm-mc -show-encoding``; one byte list per line
     (``None`` where a fixup fills the byte)."""
     from ..backend.assemble import run_mc
-    src = '\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"\n\t.text\n' + "\n".join(lines) + "\n"
+    src = f'\t.amdgcn_target "{target}"\n\t.text\n' + "\n".join(lines) + "\n"
     out = run_mc(src, ["-show-encoding"], filename="<disassembly>").stdout
     res = []
     for m in _ENC.finditer(out):
@@ -703,8 +703,132 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
     return module
 
 
+def _quick_check(module: Module, b: _Builder) -> bool:
+    """The check of :func:`_check` in two small llvm-mc runs instead of one of the whole
+    listing; True when it proves what the whole-module reassembly would (nothing to change),
+    False when the caller must run the whole-module check (which then decides and repairs).
+
+    1. Every distinct instruction text is encoded once (``llvm-mc -show-encoding``; a
+       kernel repeats few distinct lines: about 2,300 in 33,000 for the largest AITer
+       kernel) and each instruction's bytes must equal its original encoding.  Bytes left
+       to a fixup are allowed only in a branch whose operand is the label this builder
+       put at its target, defined at that address: the same layout then gives the same
+       offset.
+    2. The module with every function's code replaced by ``.incbin`` of its original bytes
+       (same lengths, so the layout is the one step 1 implies) must assemble to the
+       original ``.text``, descriptors and metadata, as in the whole-module check.
+    Only without symbolized PC-relative operands (those need the linked bytes)."""
+    co = b.co
+    if len(b.insts) != len(b.entries):
+        return False
+    if b.pcrel or not os.path.isfile(co.path) or any(ch in co.path for ch in '"\\\n'):
+        return False
+    # a non-branch instruction prints as every other one parsed from the same listing text
+    # (only branch operands are rewritten, to labels): print one per listing text
+    insts, texts = [], []
+    by_listing: dict[str, str] = {}
+    for inst, e in zip(b.insts, b.entries):
+        if inst.raw:
+            continue
+        insts.append(inst)
+        if is_branch(inst.opcode):
+            texts.append(print_instruction(inst))
+        else:
+            t = by_listing.get(e.text)
+            if t is None:
+                t = by_listing[e.text] = print_instruction(inst)
+            texts.append(t)
+    label_at: dict[str, int] = {}
+    for it in module.items:
+        if isinstance(it, Kernel):
+            for blk in it.blocks:
+                if blk.label and blk.instructions:
+                    label_at.setdefault(blk.label, blk.instructions[0].address)
+    distinct = list(dict.fromkeys(texts))
+    try:
+        encs = _show_encodings(distinct, co.target_id)
+    except AsmevoError:
+        return False
+    if len(encs) != len(distinct):
+        return False
+    enc_of = dict(zip(distinct, encs))
+    for inst, t in zip(insts, texts):
+        enc = enc_of[t]
+        orig = inst.encoding
+        if len(enc) != len(orig):
+            return False
+        if None in enc:
+            if any(x is not None and x != o for x, o in zip(enc, orig)):
+                return False
+            lab = inst.operands[-1] if inst.operands else None
+            if not (is_branch(inst.opcode) and isinstance(lab, Label) and not lab.addend):
+                return False
+            tgt = branch_target(inst.address, orig)
+            if b.labels.get(tgt) != lab.name or label_at.get(lab.name) != tgt:
+                return False
+        elif bytes(enc) != orig:
+            return False
+    # 2. layout, descriptors and metadata, repaired as the whole-module check repairs them
+    t = co.text
+    path = os.path.abspath(co.path)
+    for _attempt in range(len(co.kernels) + 3):
+        module.items = b.items
+        parts: list[str] = []
+        owners: list = []  # the item each line of the text comes from
+        for it in module.items:
+            if isinstance(it, Kernel):
+                lines = [f"{it.name}:"]
+                for i, blk in enumerate(it.blocks):
+                    lines.extend("\t" + d.text() for d in blk.directives)
+                    if blk.label and not (i == 0 and blk.label == it.name):
+                        lines.append(blk.label + ":")
+                    if blk.instructions:
+                        a = blk.instructions[0].address
+                        last = blk.instructions[-1]
+                        n = last.address + len(last.encoding) - a
+                        lines.append(f'\t.incbin "{path}", {t.offset + a - t.addr}, {n}')
+                chunk = "\n".join(lines) + "\n"
+            else:
+                chunk = print_module(Module([it]))
+            parts.append(chunk)
+            owners.extend([it] * chunk.count("\n"))
+        try:
+            info = _mc_object("".join(parts))
+        except AsmSyntaxError as e:
+            owner = owners[e.line - 1] if e.line and 0 < e.line <= len(owners) else None
+            if isinstance(owner, AmdhsaKernel):
+                b.make_raw_kd(owner.name)
+                continue
+            if isinstance(owner, MetadataBlock):
+                b.make_raw_metadata()
+                continue
+            return False
+        except AsmevoError:
+            return False
+        if info.text_relocs or info.text != t.data:
+            return False
+        changed = False
+        for k in co.kernels:
+            got, kdb = info.kds.get(k.name), k.descriptor_bytes
+            if got is None or got[:16] + got[24:] != kdb[:16] + kdb[24:]:
+                if not any(isinstance(it, AmdhsaKernel) and it.name == k.name for it in b.items):
+                    return False  # raw data that does not reassemble: the whole check says so
+                b.make_raw_kd(k.name)
+                changed = True
+        if co.metadata is not None and info.metadata != co.metadata.raw:
+            if not any(isinstance(it, MetadataBlock) for it in b.items):
+                return False
+            b.make_raw_metadata()
+            changed = True
+        if not changed:
+            return True
+    return False
+
+
 def _check(module: Module, b: _Builder) -> None:
     co = b.co
+    if _quick_check(module, b):
+        return
     orig_text = co.text.data
     want_kd = {k.name: k.descriptor_bytes for k in co.kernels}
     for _attempt in range(len(b.insts) + len(co.kernels) + 3):
