@@ -220,16 +220,14 @@ def _policy_difference(a_insts: list[Instruction], b_insts: list[Instruction]) -
         # MODE/hardware registers (rounding, denormals, IEEE, DX10 clamp) change how every
         # later float operation behaves; the z3 terms assume the kernel's entry modes
         return "the windows read or write hardware registers (s_setreg/s_getreg, MODE), not modelled"
-    from .relational import _no_effect_difference
-    why = _no_effect_difference(a_insts, b_insts)
-    if why:  # e.g. an added s_sethalt 1: the wave halts, the dispatch never completes
-        return why
     pa, pb = _memory_policy(a_insts), _memory_policy(b_insts)
     if [x for x in pa if x[0] == "cache"] != [x for x in pb if x[0] == "cache"]:
         return "cache maintenance instructions differ (caches are not modelled)"
     if [x for x in pa if x[0] == "mem"] != [x for x in pb if x[0] == "mem"]:
         return "cache-policy bits (sc0/sc1/nt) of memory instructions differ (caches are not modelled)"
-    return None
+    from .relational import _no_effect_difference
+    # e.g. an added s_sethalt 1: the wave halts and the dispatch never completes
+    return _no_effect_difference(a_insts, b_insts)
 
 
 def _symexec(insts: list[Instruction], float_mode: str) -> SymRun:
