@@ -41,6 +41,20 @@ def add_arguments(p) -> None:
     p.add_argument("--att", action="append", metavar="CSV",
                    help="a rocprofv3 --att stats_*.csv of a real run (repeatable): show the "
                    "measured profile instead of a model estimate")
+    p.add_argument("--pc-sampling", metavar="CSV",
+                   help="a rocprofv3 PC-sampling CSV (*_pc_sampling_stochastic.csv or "
+                   "*_host_trap.csv) of a real run: show the sampled profile")
+    p.add_argument("--kernel-trace", metavar="CSV",
+                   help="rocprofv3's *_kernel_trace.csv, to keep only the samples of --kernel")
+    p.add_argument("--pc-interval", type=float, default=1.0, metavar="CLK",
+                   help="--pc-sampling-interval of the run in cycles (default 1: count samples)")
+    p.add_argument("--compare-model", action="store_true",
+                   help="with --att or --pc-sampling: the model's estimate beside the real "
+                   "profile, window by window (where the model is wrong)")
+    p.add_argument("--samples", type=int, default=10,
+                   help="with --device hip: timed launches after 3 warm-up launches (10)")
+    from ..device import add_device_argument
+    add_device_argument(p)
 
 
 def _pick_kernels(module, name, path) -> list:
@@ -75,6 +89,8 @@ def build_profile(args):
     module = load(args.input)
     name = args.kernel or (h.get("kernel") if h else None)
     kernels = _pick_kernels(module, name, args.input)
+    if getattr(args, "att", None) and getattr(args, "pc_sampling", None):
+        raise AsmevoError("give --att or --pc-sampling, not both")
     if getattr(args, "att", None):
         from ..perf.rocprof import read_att_stats
         prof = read_att_stats(args.att, module, clock_mhz=machine.clock_mhz, top=args.top)
@@ -83,6 +99,16 @@ def build_profile(args):
             if not prof.kernels:
                 raise AsmevoError(f"the trace has no row of kernel {name!r}", file=args.att[0])
         return prof, "rocprofv3 thread trace"
+    if getattr(args, "pc_sampling", None):
+        from ..perf.pcsampling import read_pc_sampling
+        if args.pc_interval <= 0:
+            raise AsmevoError("--pc-interval must be positive")
+        prof = read_pc_sampling(args.pc_sampling, module, kernel=name or (
+            kernels[0].name if len(kernels) == 1 else None), kernel_trace=args.kernel_trace,
+            interval=args.pc_interval, clock_mhz=machine.clock_mhz, top=args.top)
+        return prof, "rocprofv3 PC sampling"
+    if getattr(args, "compare_model", False):
+        raise AsmevoError("--compare-model needs a real profile: --att or --pc-sampling")
     launch = None
     if h is not None:
         from ..emu import harness as H
@@ -129,12 +155,71 @@ def build_profile(args):
     return prof, note
 
 
+def _model_beside(args, prof) -> dict:
+    """--compare-model: the model's estimate of the same kernels, window by window against
+    the real profile (the real profile's windows; the model's share of the same range)."""
+    import copy
+    margs = copy.copy(args)
+    margs.att, margs.pc_sampling, margs.compare_model = None, None, False
+    model, mnote = build_profile(margs)
+    out = {}
+    for kname, real in prof.kernels.items():
+        mk = model.kernels.get(kname)
+        if mk is None:
+            continue
+        mrows = {r.index: r for r in mk.instructions}
+        mtotal = sum(r.latency for r in mk.instructions) or 1.0
+        rtotal = sum(r.latency for r in real.instructions) or 1.0
+        rows = []
+        for w in real.windows:
+            ms = sum(mrows[i].latency for i in range(w.start, w.end + 1) if i in mrows) / mtotal
+            rs = sum(r.latency for r in real.instructions if w.start <= r.index <= w.end) / rtotal
+            rows.append({"start": w.start, "end": w.end, "start_pc": w.start_pc,
+                         "real_share": rs, "model_share": ms, "real_bottleneck": w.bottleneck,
+                         "error": ms - rs})
+        out[kname] = {"model": dict(model.model), "model_note": mnote,
+                      "model_cycles": mk.cycles, "model_bottleneck": mk.bottleneck,
+                      "real_bottleneck": real.bottleneck, "windows": rows}
+    return out
+
+
+def _measure(args, prof) -> dict:
+    """--device hip: timed launches on the GPU (median, spread, coefficient of variation)."""
+    from ..device import get_device
+    from ..device.timing import paired_samples
+    from ..emu import harness as H
+    from ..frontend.loader import load
+    dev = get_device(args.device)
+    if not dev.hardware:
+        return {}
+    if not args.harness:
+        raise AsmevoError("--device hip needs --harness (the launch to time)")
+    if args.samples < 1:
+        raise AsmevoError("--samples must be at least 1")
+    h = H.load_harness(args.harness, args.entry)
+    module = load(args.input)
+    name = args.kernel or h.get("kernel") or next(iter(prof.kernels))
+    launch = H.make_launch(h, H.make_inputs(h, args.seed))
+    with dev.load(module) as loaded:
+        (s,) = paired_samples([lambda: loaded.time_launch(name, launch)], n=args.samples, warmup=3)
+    return {name: {"device": dev.name, "measured": True, **s.to_json()}}
+
+
 def run(args) -> int:
     """Profile the kernel(s); 0 on success."""
     from ..perf.machine import load_machine
+    from ..device import get_device
+    if get_device(getattr(args, "device", None)).hardware and not args.harness:
+        raise AsmevoError("--device hip needs --harness (the launch to time)")
     prof, note = build_profile(args)
+    beside = _model_beside(args, prof) if getattr(args, "compare_model", False) else None
+    measured = _measure(args, prof) if getattr(args, "device", "emu") != "emu" else {}
     if args.json:
         d = prof.to_json()
+        if beside is not None:
+            d["model_comparison"] = beside
+        if measured:
+            d["measured"] = measured
         d["note"] = note
         m = load_machine(args.machine)
         d["clock_mhz"] = m.clock_mhz
@@ -148,6 +233,20 @@ def run(args) -> int:
         _print_rich(prof, note, clock, args)
     else:
         _print_text(prof, note, clock, args)
+    for kname, m in measured.items():
+        print(f"{kname}: measured on {m['device']}: median {m['median_us']:.2f} us, spread "
+              f"{m['spread_us']:.2f} us, cv {m['cv']:.4f} over {m['n']} launches (HIP events)")
+    if beside:
+        for kname, b in beside.items():
+            print(f"\n{kname}: the real profile ({note}) beside the model's estimate "
+                  f"({b['model'].get('name')} {b['model'].get('version')}: "
+                  f"{b['model_cycles']:.0f} estimated clk, bottleneck {b['model_bottleneck']}; "
+                  f"real bottleneck {b['real_bottleneck']})")
+            print(f"  {'window':>13}  {'pc':>8}  {'real':>7}  {'model':>7}  {'model-real':>10}")
+            for w in b["windows"]:
+                print(f"  {w['start']:>5}..{w['end']:<6}  {w['start_pc']:>#8x}  "
+                      f"{100 * w['real_share']:>6.1f}%  {100 * w['model_share']:>6.1f}%  "
+                      f"{100 * w['error']:>+9.1f}%")
     return 0
 
 
