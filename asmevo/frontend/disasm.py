@@ -26,7 +26,9 @@ import copy
 import io
 import os
 import re
+import sys
 import tempfile
+from array import array
 from dataclasses import dataclass
 
 from elftools.elf.elffile import ELFFile
@@ -43,6 +45,7 @@ from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, decode_metadata, iter_note
 
 _LINE = re.compile(r"^\t(.*?)\s*// ([0-9A-Fa-f]+): ((?:[0-9A-Fa-f]{8} ?)+)(?:\s*<(.*)>)?\s*$")
 _HEADER = re.compile(r"^([0-9a-fA-F]+) <(.*)>:\s*$")
+_U32 = "I" if array("I").itemsize == 4 else "L"
 _TERMINATORS = frozenset({"s_branch", "s_setpc_b64", "s_endpgm", "s_endpgm_saved",
                           "s_endpgm_ordered_ps_done"})
 S_NOP_0 = 0xBF800000
@@ -71,14 +74,19 @@ def objdump_listing(path: str) -> list[ListingEntry]:
     """
     out = run_tool("llvm-objdump", ["-d", "-z", f"--mcpu={MCPU}", "-j", ".text", path],
                    what="llvm-objdump").stdout.decode(errors="replace")
+    match = _LINE.match
+    rows = [m.groups() for m in map(match, out.splitlines()) if m is not None]
+    # all encoding words at once: hex text is big-endian per word, the bytes little-endian
+    words = array(_U32, bytes.fromhex("".join([r[2] for r in rows]).replace(" ", "")))
+    if sys.byteorder == "little":
+        words.byteswap()
+    data = words.tobytes()
     entries = []
-    for line in out.splitlines():
-        m = _LINE.match(line)
-        if not m:
-            continue
-        words = m.group(3).split()
-        enc = b"".join(int(w, 16).to_bytes(4, "little") for w in words)
-        entries.append(ListingEntry(int(m.group(2), 16), m.group(1).strip(), enc, m.group(4)))
+    pos = 0
+    for text, addr, hexwords, comment in rows:
+        n = len(hexwords.replace(" ", "")) // 2  # 8 hex digits per 4-byte word
+        entries.append(ListingEntry(int(addr, 16), text.strip(), data[pos:pos + n], comment))
+        pos += n
     return entries
 
 
