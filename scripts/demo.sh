@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# The main job on the bundled example kernel (examples/vadd_f32.co, clang -O3, gfx942):
-#   1. dis + asm round trip: .text bytes, kernel descriptors and metadata come back identical;
-#   2. asmevo-opt runs the default pipeline with per-pass statistics, verifies its own output
-#      (static checks, z3 windows, differential testing in the emulator) and writes out/;
-#   3. the verifier's verdict on original vs optimized, and an emulator run checked against numpy;
-#   4. the same for the -O0 build of the kernel (examples/vadd_f32_O0.*), where the passes
-#      remove most of the spill code.
-# Installs what it needs first (scripts/setup.sh).
+# The main job on the bundled example kernels (examples/, gfx942, clang):
+#   1. where the time goes: asmevo profile of vadd_f32 (-O3) with its harness (timing-model
+#      estimate, hot windows);
+#   2. asmevo evolve on the -O0 build of the same kernel (spill code through scratch and VGPR
+#      lanes): passes, legal moves and crossover, every candidate verified against K0 before
+#      it is timed; the winner re-verified with new seeds and checked against numpy;
+#      out/evolve_O0/ holds best.co, best.diff, report.md, trajectory.png and the lineage;
+#   3. an independent check of the winner: asmevo verify against K0 and a run against numpy;
+#   4. dis + asm round trip of the -O3 kernel (identical .text, descriptors and metadata).
+# Installs what it needs first (scripts/setup.sh). Speed-ups are estimates of asmevo's
+# timing model of an MI300X compute unit: there is no GPU here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 mkdir -p out
 ex=examples/vadd_f32
 set -x
+asmevo profile "$ex.co" --harness "$ex.json" --top 3
+rm -rf out/evolve_O0
+asmevo evolve "${ex}_O0.co" --harness "${ex}_O0.json" --out out/evolve_O0 --budget 24 --seed 0
+asmevo verify "${ex}_O0.co" out/evolve_O0/best.co --harness "${ex}_O0.json" --level all
+asmevo run out/evolve_O0/best.co --harness "${ex}_O0.json" --check
 asmevo roundtrip "$ex.co"
-asmevo-opt --passes=default --stats --verify=all --harness "$ex.json" "$ex.co" -o out/vadd_f32.opt.co
-asmevo verify "$ex.co" out/vadd_f32.opt.co --harness "$ex.json" --level all
-asmevo run out/vadd_f32.opt.co --harness "$ex.json" --check --out out/vadd_f32.run
-# the same kernel compiled at -O0: spill code through scratch and VGPR lanes, which the
-# default pipeline promotes to registers (about 57% fewer instructions); verified by the
-# static checks and differential testing in the emulator, then checked against numpy
-asmevo-opt --passes=default --stats --verify=diff --harness "${ex}_O0.json" "${ex}_O0.co" -o out/vadd_f32_O0.opt.co
-asmevo run out/vadd_f32_O0.opt.co --harness "${ex}_O0.json" --check --out out/vadd_f32_O0.run

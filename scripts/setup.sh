@@ -2,7 +2,8 @@
 # Install what asmevo needs on a fresh Debian/Ubuntu machine (idempotent):
 #   - LLVM 17+ tools (llvm-mc, llvm-objdump, ld.lld) from Debian packages when none is found,
 #     and clang (used by some tests as an oracle: kernels compiled for gfx942/gfx90a);
-#   - the asmevo package (editable) with its test dependencies.
+#   - the asmevo package (editable) with its test dependencies and the optional extras the
+#     tests exercise (mcp: the MCP server; ray: the Ray executor tier).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 have_llvm() {
@@ -18,8 +19,8 @@ if ! have_llvm; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-19 lld-19 clang-19 >/dev/null
 fi
-if ! python3 -c "import asmevo, lark, elftools, msgpack, networkx, z3, numpy, yaml, pytest, hypothesis" 2>/dev/null \
+if ! python3 -c "import asmevo, lark, elftools, msgpack, networkx, z3, numpy, yaml, pytest, hypothesis, jsonschema, rich, matplotlib, mcp.server, ray" 2>/dev/null \
    || [ "$(python3 -c 'import asmevo,os;print(os.path.dirname(asmevo.__file__))' 2>/dev/null)" != "$PWD/asmevo" ]; then
-  echo "setup: pip install -e .[test]" >&2
-  python3 -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "Running pip as the 'root' user" || true
+  echo "setup: pip install -e .[test,mcp,ray]" >&2
+  python3 -m pip install -q --disable-pip-version-check -e ".[test,mcp,ray]" 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
