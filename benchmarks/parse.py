@@ -32,7 +32,9 @@ End to end (issue 16), the same code object, runs alternating, medians of ``--ru
   ``print_module`` with a cold line cache, and ``assemble_bytes`` of the text.
 
 The ratio (dis + asm) / (llvm-objdump + llvm-mc + ld.lld) is printed against the target of
-issue 16 (at most 2x).
+issue 16 (at most 2x).  ``--ref DIR`` (another copy of asmevo, e.g. ``git archive HEAD~3
+asmevo isa_specs | tar -x -C DIR``) adds its ``dis``/``asm`` commands to the same
+alternating runs (a before/after in one run).
 """
 
 from __future__ import annotations
@@ -92,11 +94,12 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-e2e", action="store_true", help="only the parser figures")
     ap.add_argument("--e2e-only", action="store_true", help="only the end-to-end figures")
+    ap.add_argument("--ref", help="another asmevo checkout whose dis/asm join the end-to-end runs")
     args = ap.parse_args(argv)
     if not args.e2e_only:
         parser_figures(args)
     if not args.no_e2e:
-        end_to_end(args.code_object or default_input(), args.runs)
+        end_to_end(args.code_object or default_input(), args.runs, args.ref)
     return 0
 
 
@@ -123,7 +126,7 @@ def _self_cpu(fn) -> tuple[float, float]:
                   + r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
 
 
-def end_to_end(co: pathlib.Path, runs: int) -> None:
+def end_to_end(co: pathlib.Path, runs: int, ref: str | None = None) -> None:
     """``asmevo dis`` / ``asmevo asm`` against llvm-objdump / llvm-mc + ld.lld (see the
     module docstring); prints medians and the ratio against issue 16's 2x target."""
     from asmevo.backend.assemble import assemble_bytes, find_linker, mc_args
@@ -140,15 +143,17 @@ def end_to_end(co: pathlib.Path, runs: int) -> None:
     obj, linked = os.path.join(tmp, "mc.o"), os.path.join(tmp, "mc.co")
     quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     py = [sys.executable, "-m", "asmevo.cli"]
-    subprocess.run(py + ["dis", str(co), "-o", s_path], env=env, check=True, **quiet)  # warm-up
+    # cwd: the temporary directory, so that ``-m`` finds asmevo through PYTHONPATH only
+    subprocess.run(py + ["dis", str(co), "-o", s_path], env=env, check=True, cwd=tmp,
+                   **quiet)  # warm-up
     text = open(s_path).read()
     n_inst = sum(1 for ln in text.splitlines() if ln.startswith("\t") and not ln.startswith("\t."))
 
     def cli_dis():
-        return _child_cpu(py + ["dis", str(co), "-o", s_path], env=env, **quiet)
+        return _child_cpu(py + ["dis", str(co), "-o", s_path], env=env, cwd=tmp, **quiet)
 
     def cli_asm():
-        return _child_cpu(py + ["asm", s_path, "-o", co_path], env=env, **quiet)
+        return _child_cpu(py + ["asm", s_path, "-o", co_path], env=env, cwd=tmp, **quiet)
 
     def llvm_dis():
         return _child_cpu([objdump, "-d", f"--mcpu={MCPU}", str(co)], **quiet)
@@ -168,6 +173,18 @@ def end_to_end(co: pathlib.Path, runs: int) -> None:
     jobs = [("asmevo dis", cli_dis), ("asmevo asm", cli_asm), ("llvm-objdump -d", llvm_dis),
             ("llvm-mc + ld.lld", llvm_asm), ("disassemble+print (API)", api_dis),
             ("assemble_bytes (API)", api_asm)]
+    if ref:
+        ref_env = dict(env)
+        ref_env["PYTHONPATH"] = str(pathlib.Path(ref).resolve()) + os.pathsep + os.environ.get(
+            "PYTHONPATH", "")
+        ref_env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pyc-ref")
+        ref_s = os.path.join(tmp, "ref.s")
+        subprocess.run(py + ["dis", str(co), "-o", ref_s], env=ref_env, check=True, cwd=tmp,
+                       **quiet)
+        jobs += [("ref: asmevo dis", lambda: _child_cpu(py + ["dis", str(co), "-o", ref_s],
+                                                        env=ref_env, cwd=tmp, **quiet)),
+                 ("ref: asmevo asm", lambda: _child_cpu(py + ["asm", ref_s, "-o", co_path + ".ref"],
+                                                        env=ref_env, cwd=tmp, **quiet))]
     res = {name: [] for name, _ in jobs}
     for r in range(runs):
         for name, fn in (jobs if r % 2 == 0 else jobs[::-1]):
@@ -178,8 +195,11 @@ def end_to_end(co: pathlib.Path, runs: int) -> None:
     print(f"{'':28s} {'CPU ms':>9s} {'wall ms':>9s}")
     for name, _ in jobs:
         print(f"{name:28s} {med[name][1] * 1e3:9.1f} {med[name][0] * 1e3:9.1f}")
-    for label, (d, a) in (("commands", ("asmevo dis", "asmevo asm")),
-                          ("API", ("disassemble+print (API)", "assemble_bytes (API)"))):
+    pairs = [("commands", ("asmevo dis", "asmevo asm")),
+             ("API", ("disassemble+print (API)", "assemble_bytes (API)"))]
+    if ref:
+        pairs.append(("ref commands", ("ref: asmevo dis", "ref: asmevo asm")))
+    for label, (d, a) in pairs:
         for k, what in ((1, "CPU"), (0, "wall")):
             ours = med[d][k] + med[a][k]
             ref = med["llvm-objdump -d"][k] + med["llvm-mc + ld.lld"][k]
