@@ -45,7 +45,12 @@ compiles every instruction through its UOp pipeline and its CPU backend, which c
 ``clang``: the worker puts the LLVM bin directory asmevo uses (``llvm-mc``'s) on PATH, so
 LLVM's clang is found.  Python packages: tinygrad itself needs none beyond the standard
 library and numpy.  (``git --git-dir=MIRROR worktree add /tmp/tinygrad HEAD``, or
-``git archive HEAD | tar -x -C /tmp/tinygrad``, gives the checkout.)
+``git archive HEAD | tar -x -C /tmp/tinygrad``, gives the checkout.)  Seen with tinygrad
+a9069c177a (2026-12-01): it segfaults on softmax_row and layernorm (in a ``ds_read_b32``
+after ``v_mov_b32 v4, 0``; the worker is restarted and the row says ``tg failed``), and its
+outputs differ from asmevo's on sgemm_tiled_O0 and wave_reduce_dpp (not investigated; it
+runs with DAZ/FTZ set in MXCSR, which alone would change denormal results); every other
+default kernel gives asmevo's outputs bit for bit.
 """
 
 from __future__ import annotations
