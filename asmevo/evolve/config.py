@@ -57,6 +57,8 @@ class EvolveConfig:
     max_steps_factor: int = 6        #: stop after budget * this many steps (duplicates included)
     ucb_c: float = 1.0               #: UCB1 exploration constant
     ucb_window: int = 200            #: UCB1 sees the last N pulls of each operator
+    device: str = "emu"              #: what runs and times candidates: emu | hip[:N]
+    timing_samples: int = 10         #: paired timed launches per kernel on a real device
     resume: bool = False
     quiet: bool = False
 
@@ -72,6 +74,16 @@ class EvolveConfig:
             v = getattr(self, k)
             if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "budget" else 1):
                 bad(f"{k} must be a positive integer, not {v!r}")
+        dev = str(self.device or "emu").strip().lower()
+        m = re.fullmatch(r"(emu|emulator)|hip(?::([0-9]+))?", dev)
+        if not isinstance(self.device, str) or not m:
+            bad(f"device must be 'emu' or 'hip[:N]', not {self.device!r}")
+        self.device = "emu" if m.group(1) else f"hip:{int(m.group(2) or 0)}"
+        from ..device.timing import AcceptRule
+        ts = self.timing_samples
+        if not isinstance(ts, int) or isinstance(ts, bool) or ts < AcceptRule.min_samples:
+            bad(f"timing_samples must be an integer >= {AcceptRule.min_samples} (the acceptance "
+                f"rule's minimum), not {ts!r}")
         if self.agent_timeout <= 0:
             bad("agent_timeout must be positive")
         ops = list(self.operators)

@@ -8,7 +8,11 @@
    window proofs (and the relational proof), differential testing on the round's fresh
    seed plus the verifier's edge values;
 3. **time**: only a candidate that passed (``proved``; or ``tested`` with
-   ``--require tested``) is scored.
+   ``--require tested``) is scored: by the timing model (``--device emu``), or, on a real
+   device (``--device hip[:N]``), by paired, interleaved timed launches of K0, the parent and
+   the candidate (:func:`asmevo.device.timing.paired_samples`) judged by the noise-aware rule
+   :func:`asmevo.device.timing.accept_faster`.  On a real device differential testing runs
+   there too.
 
 Runs in a worker: :class:`GateContext` is built once per worker process and
 :meth:`GateContext.evaluate` is called per candidate.  Nothing here touches the store.
@@ -44,12 +48,39 @@ class GateContext:
         self.tmp = tempfile.mkdtemp(prefix="asmevo-evolve-")
         self.diff_cache: dict = {}
         self._n = 0
+        self.device = None
+        self.samples = int(spec.get("timing_samples", 10))
+        self._loaded: dict = {}         # hash -> code object loaded on the device (K0, parents)
+        dev = spec.get("device") or "emu"
+        if dev != "emu":
+            from ..device import get_device
+            from ..perf.machine import load_machine
+            self.device = get_device(dev)
+            self.clock_mhz = float(load_machine().clock_mhz)
+
+    @property
+    def measured(self) -> bool:
+        """True when candidates are timed on a real device."""
+        return self.device is not None and getattr(self.device, "hardware", False)
 
     def close(self) -> None:
+        for ld in self._loaded.values():
+            try:
+                ld.close()
+            except Exception:
+                pass
+        self._loaded.clear()
+        if self.device is not None:
+            self.device.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def build(self, blocks) -> tuple[object, str]:
         """(loaded candidate module, "patched" | "assembled").  Raises AsmevoError."""
+        m, how, _ = self.build_image(blocks)
+        return m, how
+
+    def build_image(self, blocks) -> tuple[object, str, bytes]:
+        """(loaded candidate module, "patched" | "assembled", the code object's bytes)."""
         from ..backend.rebuild import write_code_object
         from ..frontend.loader import load
         m = fresh_copy(self.k0, self.kernel, blocks)
@@ -58,7 +89,9 @@ class GateContext:
         path = os.path.join(self.tmp, f"c{self._n}.co")
         how = write_code_object(m, path, inputs=(self.spec["k0"],))
         try:
-            return load(path), how
+            with open(path, "rb") as f:
+                image = f.read()
+            return load(path), how, image
         finally:
             try:
                 os.unlink(path)
@@ -82,7 +115,7 @@ class GateContext:
         from ..verify import verify
         t0 = time.perf_counter()
         try:
-            cand, how = self.build(task["blocks"])
+            cand, how, image = self.build_image(task["blocks"])
         except AsmevoError as e:
             t["build"] = time.perf_counter() - t0
             res.update(status="build-failed", outcome="rejected", passed=False,
@@ -94,7 +127,7 @@ class GateContext:
         t1 = time.perf_counter()
         v = verify(self.k0, cand, harness=self.harness, level="all", entry=self.kernel,
                    trials=self.trials, seed=int(task["seed"]), timeout_ms=self.timeout_ms,
-                   diff_cache=self.diff_cache)
+                   diff_cache=self.diff_cache, device=self.device if self.measured else None)
         t["verify"] = time.perf_counter() - t1
         passed = passes_gate(v, self.require)
         res.update(status=v.status.value, outcome=v.outcome, passed=passed, verdict=v.to_json(),
@@ -108,7 +141,70 @@ class GateContext:
         t["score"] = time.perf_counter() - t2
         res.update(cycles=s.cycles, profile_hash=s.profile_hash, windows=s.windows,
                    bottleneck=s.bottleneck)
+        if self.measured:
+            # the model's figures stay only as hot windows for the operators; the score is
+            # the measurement
+            t3 = time.perf_counter()
+            res.update(self.measure(task, cand, image))
+            t["measure"] = time.perf_counter() - t3
         return res
+
+    # -- timing on a real device -----------------------------------------------------------
+    def _load_k0(self):
+        key = "k0"
+        if key not in self._loaded:
+            with open(self.spec["k0"], "rb") as f:
+                image = f.read()
+            self._loaded[key] = self.device.load(self.k0, image=image)
+        return self._loaded[key]
+
+    def _load_parent(self, h: str, blocks):
+        if h not in self._loaded:
+            if len(self._loaded) > 16:           # K0 stays; the oldest parents go
+                for k in [k for k in self._loaded if k != "k0"][:8]:
+                    self._loaded.pop(k).close()
+            m, _, image = self.build_image(blocks)
+            self._loaded[h] = self.device.load(m, image=image)
+        return self._loaded[h]
+
+    def measure(self, task: dict, cand, image: bytes) -> dict:
+        """Paired, interleaved timed launches of K0, the parent and the candidate on the
+        device, then the acceptance rule.  K0's own evaluation (no parent) is measured only.
+        Returns ``cycles`` (candidate median us x the machine clock), ``measured`` and
+        ``timing`` (the decision and the three sample sets)."""
+        from ..device.timing import AcceptRule, accept_faster, paired_samples
+        from ..emu.harness import make_inputs, make_launch
+        rule = AcceptRule()
+        launch = make_launch(self.harness, make_inputs(self.harness, 0))
+        k0 = self._load_k0()
+        parent_hash = task.get("parent")
+        root = parent_hash is None or task.get("is_k0")
+        with _device_lock(self.spec.get("device_lock")):
+            if root:
+                (sk0,) = paired_samples([lambda: k0.time_launch(self.kernel, launch)],
+                                        self.samples, rule.warmup)
+                timing = {"accepted": True, "reason": "K0: measured, not compared",
+                          "k0": sk0.to_json(), "candidate": sk0.to_json()}
+                return {"cycles": sk0.median * self.clock_mhz, "measured": True,
+                        "timing": timing}
+            ld = self.device.load(cand, image=image)
+            try:
+                fk0 = lambda: k0.time_launch(self.kernel, launch)          # noqa: E731
+                fc = lambda: ld.time_launch(self.kernel, launch)           # noqa: E731
+                if parent_hash == task.get("k0_hash"):
+                    sk0, sc = paired_samples([fk0, fc], self.samples, rule.warmup)
+                    sp = sk0
+                else:
+                    pl = self._load_parent(parent_hash, task["parent_blocks"])
+                    fp = lambda: pl.time_launch(self.kernel, launch)       # noqa: E731
+                    sk0, sp, sc = paired_samples([fk0, fp, fc], self.samples, rule.warmup)
+            finally:
+                ld.close()
+        d = accept_faster(sk0, sp, sc, rule)
+        timing = d.to_json() | {"k0": sk0.to_json(), "parent": sp.to_json(),
+                                "candidate": sc.to_json(), "device": self.device.name,
+                                "clock_mhz": self.clock_mhz}
+        return {"cycles": sc.median * self.clock_mhz, "measured": True, "timing": timing}
 
 
 #: what differential testing cannot see: an ``unknown-unproved`` verdict whose undecided
@@ -171,6 +267,29 @@ def readdress(kernel) -> int:
                 n += 1
             pc += len(i.encoding)
     return n
+
+
+class _device_lock:
+    """An exclusive file lock around one timing session, so that workers of one run
+    (``--jobs N``) never time launches on the device at the same time."""
+
+    def __init__(self, path):
+        self.path = path
+        self.f = None
+
+    def __enter__(self):
+        if self.path:
+            import fcntl
+            self.f = open(self.path, "a+")
+            fcntl.flock(self.f, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.f is not None:
+            import fcntl
+            fcntl.flock(self.f, fcntl.LOCK_UN)
+            self.f.close()
+            self.f = None
 
 
 # -- process-global context for pool workers --------------------------------------------

@@ -128,8 +128,10 @@ class Run:
         if os.path.exists(self.dir) and not os.path.isdir(self.dir):
             raise AsmevoError(f"--out {self.dir} is not a directory")
         os.makedirs(self.dir, exist_ok=True)
-        from .score import Scorer
-        self.scorer_id = Scorer(self.kernel, self.harness).identity(self.k0)
+        from .score import Scorer, device_identity
+        self.measured = cfg.device != "emu"
+        self.scorer_id = (device_identity(cfg.device, cfg.timing_samples) if self.measured
+                          else Scorer(self.kernel, self.harness).identity(self.k0))
         self.k0_sha = file_sha256(cfg.kernel_file)
         self.h_sha = hashlib.sha256(json.dumps({k: v for k, v in self.harness.items()
                                                 if not k.startswith("_")}, sort_keys=True)
@@ -143,7 +145,8 @@ class Run:
         else:
             self.store.set_meta(schema=str(SCHEMA_VERSION), k0_sha256=self.k0_sha,
                                 kernel=self.kernel, harness_sha256=self.h_sha, config=search,
-                                scorer=self.scorer_id, created=str(time.time()),
+                                scorer=self.scorer_id, device=cfg.device,
+                                created=str(time.time()),
                                 k0_path=os.path.abspath(cfg.kernel_file),
                                 harness_path=os.path.abspath(cfg.harness),
                                 entry=cfg.entry or "")
@@ -157,6 +160,12 @@ class Run:
                               "choose another --out")
         if meta.get("harness_sha256") != self.h_sha:
             raise AsmevoError(f"run directory {self.dir} was made with another harness")
+        was = meta.get("device") or "emu"     # runs made before --device existed: emu
+        if was != self.cfg.device:
+            how = ("measured on " + was) if was != "emu" else "scored by the timing model (--device emu)"
+            raise AsmevoError(f"run directory {self.dir} was {how}; it cannot be resumed with "
+                              f"--device {self.cfg.device}: its timings would not compare. "
+                              f"Resume with --device {was}, or choose another --out")
         old = json.loads(meta.get("config", "{}"))
         diff = [k for k in search if k in old and old[k] != search[k]]
         if diff:
@@ -164,14 +173,18 @@ class Run:
                               f"({', '.join(f'{k}={old[k]!r}' for k in diff)}); a resumed run "
                               "must use the same ones")
         if json.loads(meta.get("scorer", "{}")) != self.scorer_id:
-            raise AsmevoError(f"run directory {self.dir} was scored by another timing model "
-                              f"({meta.get('scorer')}); scores would not compare")
+            raise AsmevoError(f"run directory {self.dir} was scored by another scorer "
+                              f"({meta.get('scorer')}, now {json.dumps(self.scorer_id)}); "
+                              "scores would not compare")
 
     def spec(self) -> dict:
         c = self.cfg
         return {"k0": os.path.abspath(c.kernel_file), "harness": os.path.abspath(c.harness),
                 "entry": c.entry, "kernel": self.kernel, "require": c.require,
-                "trials": c.trials, "z3_timeout_ms": c.z3_timeout_ms}
+                "trials": c.trials, "z3_timeout_ms": c.z3_timeout_ms,
+                "device": c.device, "timing_samples": c.timing_samples,
+                "device_lock": os.path.abspath(os.path.join(c.out, ".device.lock"))
+                if c.device != "emu" else None}
 
     # state --------------------------------------------------------------------------
     def init_state(self):
@@ -197,7 +210,8 @@ class Run:
         rec = self.store.candidate(h, blocks=False)
         if rec is None:
             res = next(iter(executor.map([{"hash": h, "blocks": kernel_blocks(k),
-                                           "seed": derive(self.cfg.seed, "k0")}])))
+                                           "seed": derive(self.cfg.seed, "k0"),
+                                           "parent": None, "is_k0": True}])))
             if not res.get("passed"):
                 raise AsmevoError(f"K0 does not pass its own gate against itself "
                                   f"({res.get('status')}: {res.get('verdict', {}).get('message')})",
@@ -206,7 +220,10 @@ class Run:
                 "hash": h, "parent": None, "step": -1, "island": -1, "operator": "original",
                 "params": {}, "edit": {}, "hypothesis": "K0", "listing": "\n".join(canonical_lines(k)),
                 "blocks": kernel_blocks(k), "status": res["status"], "outcome": res["outcome"],
-                "accepted": 1, "verdict": res["verdict"], "cycles": res["cycles"],
+                "accepted": 1, "cycles": res["cycles"],
+                "verdict": dict(res["verdict"], measured=True,
+                                timing=dict(res["timing"], measured=True))
+                if res.get("measured") else res["verdict"],
                 "profile_hash": res["profile_hash"], "windows": res["windows"], "times": res["times"]})
             rec = self.store.candidate(h, blocks=False)
         self.k0_cycles = rec["cycles"]
@@ -366,14 +383,32 @@ class Run:
     def run_round(self, executor, budget_left, on_candidate):
         b, first, steps, tasks = self.propose_round(budget_left)
         seed = derive(self.cfg.seed, "round", b)
-        work = [{"hash": rec["hash"], "blocks": rec["blocks"], "seed": seed} for _, rec in tasks]
+        work = []
+        for _, rec in tasks:
+            w = {"hash": rec["hash"], "blocks": rec["blocks"], "seed": seed}
+            if self.measured:       # the device times the parent beside the candidate
+                w.update(parent=rec["parent"], k0_hash=self.k0_hash)
+                if rec["parent"] != self.k0_hash:
+                    w["parent_blocks"] = self.pop.blocks_of(rec["parent"])
+            work.append(w)
         for (s, rec), res in zip(tasks, executor.map(work)):
             parent_cycles = self._cycles_of(rec["parent"])
             rec.update(status=res["status"], outcome=res["outcome"], verdict=res["verdict"],
                        times=res["times"], cycles=res.get("cycles"),
                        profile_hash=res.get("profile_hash"), windows=res.get("windows"))
             acc = bool(res.get("passed")) and res.get("cycles") is not None
-            if acc and res["cycles"] > parent_cycles:
+            timing = res.get("timing") if res.get("measured") else None
+            if acc and timing is not None:
+                # measured on hardware: the noise-aware rule decides, not the cycle figures
+                rec["verdict"] = dict(res["verdict"], measured=True,
+                                     timing=dict(timing, measured=True))
+                if not timing.get("accepted"):
+                    acc = False
+                    rec["status"], rec["outcome"] = "rejected-slower", "rejected"
+                    rec["verdict"]["timing"]["message"] = (
+                        f"not faster than its parent beyond the noise on {timing.get('device')}: "
+                        f"{timing.get('reason')}")
+            elif acc and res["cycles"] > parent_cycles:
                 acc = False
                 rec["status"], rec["outcome"] = "rejected-slower", "rejected"
                 rec["verdict"] = dict(res["verdict"], timing={
@@ -482,7 +517,7 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
         report = finalize(run, elapsed=time.time() - run.t0, stop_reason=stop,
                           rate=(run.store.count() - n_start) / max(1e-9, (time.time() - t_start) / 60))
         return RunResult(0, cfg.out, stop, run.store.count(), report.get("winner", {}).get("hash"),
-                         report.get("speedup_estimated"), report)
+                         report.get("speedup"), report)
     except KeyboardInterrupt:
         if prog:
             prog.close()

@@ -5,6 +5,10 @@
 kernel's estimated cycles and hot windows from the :class:`asmevo.perf.profile.Profile`.
 The scorer's identity (model name and version) is stored in the run's meta table; a resumed
 run with a different model is refused.
+
+With ``--device hip[:N]`` the score is measured instead (the gate's paired timed launches,
+:meth:`asmevo.evolve.gate.GateContext.measure`); the identity is then
+:func:`device_identity` and :func:`timing_label` says where every figure comes from.
 """
 
 from __future__ import annotations
@@ -44,3 +48,17 @@ class Scorer:
             wins.append({k: d.get(k) for k in ("start", "end", "start_pc", "end_pc", "cycles",
                                                "share", "bottleneck", "block")})
         return Score(float(kp.cycles), prof.digest(), wins, getattr(kp, "bottleneck", ""))
+
+
+def device_identity(device: str, samples: int) -> dict:
+    """The scorer identity of a run timed on a real device."""
+    return {"name": "hip-events", "device": device, "samples": int(samples)}
+
+
+def timing_label(scorer: dict) -> str:
+    """Where a run's figures come from, for reports: ``measured on hip:0 (HIP events; median
+    of 10 paired samples)`` or ``estimated by the timing model asmevo-cu 1``."""
+    if scorer.get("name") == "hip-events":
+        return (f"measured on {scorer.get('device')} (HIP events; median of "
+                f"{scorer.get('samples')} paired samples)")
+    return f"estimated by the timing model {scorer.get('name')} {scorer.get('version')}"

@@ -14,7 +14,8 @@ import sys
 #: flag dest -> config key (only flags given on the command line override the config file)
 _KEYS = ("harness", "entry", "kernel", "out", "budget", "time", "seed", "jobs", "batch",
          "operators", "agent", "agent_timeout", "allow_agent_passes", "require", "executor",
-         "ray_address", "trials", "final_trials", "islands", "target_speedup", "resume", "quiet")
+         "ray_address", "trials", "final_trials", "islands", "target_speedup", "device", "timing_samples",
+         "resume", "quiet")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,6 +47,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--final-trials", type=int, default=S, help="trials of the final check (default 32)")
     p.add_argument("--islands", type=int, default=S, help="islands of the population (default 4)")
     p.add_argument("--target-speedup", type=float, default=S, help="stop at this estimated speed-up")
+    from ..device import add_device_argument
+    add_device_argument(p)
+    p.set_defaults(device=S)
+    p.add_argument("--timing-samples", type=int, default=S,
+                   help="paired timed launches of K0, parent and candidate on a real device "
+                        "(default 10, at least 5)")
     p.add_argument("--resume", action="store_true", default=S, help="continue the run in --out")
     p.add_argument("--config", help="TOML file with any of these options (flags override it)")
     p.add_argument("--quiet", action="store_true", default=S, help="no progress bar")
@@ -58,19 +65,25 @@ def run(args: argparse.Namespace) -> int:
     over = {k: getattr(args, k) for k in _KEYS if hasattr(args, k)}
     over["kernel_file"] = args.kernel_file
     cfg = load_config(args.config, over)
+    # a missing HIP runtime or device is reported before any work (exit 2)
+    from ..device import get_device
+    get_device(cfg.device).close()
     res = run_evolve(cfg)
     if res.exit_status != 0:
         return res.exit_status
     rep = res.report
     if getattr(args, "json", False):
         import json
-        print(json.dumps({k: rep[k] for k in ("kernel", "k0_cycles", "best_cycles",
-                                              "speedup_estimated", "evaluated", "stop_reason")}
-                         | {"winner": rep["winner"]["hash"], "run_dir": cfg.out}))
+        print(json.dumps({k: rep.get(k) for k in ("kernel", "k0_cycles", "best_cycles", "speedup",
+                                                  "speedup_estimated", "speedup_measured",
+                                                  "evaluated", "stop_reason")}
+                         | {"timing_source": rep["timing"]["label"],
+                            "winner": rep["winner"]["hash"], "run_dir": cfg.out}))
     else:
         fc = rep["final_check"]["verdict"]["status"]
-        print(f"{rep['kernel']}: estimated speed-up {rep['speedup_estimated']:.3f}x "
-              f"({rep['k0_cycles']:.0f} -> {rep['best_cycles']:.0f} cycles, timing-model estimate); "
+        tm = rep["timing"]
+        print(f"{rep['kernel']}: {tm['source']} speed-up {rep['speedup']:.3f}x "
+              f"({rep['k0_cycles']:.0f} -> {rep['best_cycles']:.0f} cycles, {tm['label']}); "
               f"{rep['evaluated']} candidates, stopped on {rep['stop_reason']}; final check {fc}\n"
               f"  {cfg.out}/best.co  {cfg.out}/report.md  {cfg.out}/trajectory.png", file=sys.stdout)
     return 0
