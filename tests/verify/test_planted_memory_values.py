@@ -104,3 +104,29 @@ def test_transpose_lds_writing_another_value_to_lds_is_rejected(corpus_dir):
     cand = parse(sub1(text, r"ds_write_b32 v1, v0$", "ds_write_b32 v1, v1"))
     v = verify(orig, cand, level="z3")
     assert v.outcome != "accepted", v.text()
+
+
+# -- mutation-probe survivors in asmevo/verify/equiv.py -----------------------------------
+
+def test_live_out_that_is_not_a_register_is_an_error():
+    # equiv.parse_units (mutant: the error dropped -> the unit silently ignored)
+    from asmevo.errors import AsmevoError
+    from asmevo.verify.equiv import parse_units
+    for bad in ("foo", "v0, bar", "12"):
+        with pytest.raises(AsmevoError, match="is not a register"):
+            parse_units(bad)
+    assert parse_units("v[2:3], s4") == [("v", 2), ("v", 3), ("s", 4)]
+
+
+def test_a_changed_sgpr_live_after_the_window_is_compared(corpus_dir):
+    # check_kernels keeps a scalar unit when the code after the window reads it
+    # (mutant: `in after_any` -> `not in`, which dropped exactly the live ones)
+    text = (corpus_dir / "int_bitops_u32.s").read_text()
+    orig = parse(text, "int_bitops_u32.s")
+    import re
+    m = re.search(r"^\s*s_load_dwordx2 (s\[\d+:\d+\]), s\[\d+:\d+\], 0x(\w+)$", text, re.M)
+    assert m, "the kernel loads a pointer from the kernarg segment"
+    cand = parse(sub1(text, re.escape(m.group(0).strip()) + "$",
+                      m.group(0).strip().replace(f"0x{m.group(2)}", hex(int(m.group(2), 16) + 8))))
+    v = check_kernels(orig, cand)
+    assert v.outcome == "rejected", v.text()
