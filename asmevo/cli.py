@@ -173,16 +173,21 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     mods = {}
     subs = {}
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # only the chosen sub-command's module is imported (its options are registered); the
+    # others are listed by name for --help: start-up stays small (numpy, z3, the loop...)
+    chosen = next((t for t in argv if not t.startswith("-")), None)
     for name, (modname, help_) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_, allow_abbrev=False)
+        if name != chosen:
+            continue
         try:
             mod = importlib.import_module(f"asmevo.tools.{modname}")
         except ImportError:
             continue  # sub-command not built yet
         mods[name] = mod
-        p = sub.add_parser(name, help=help_, description=help_, allow_abbrev=False)
         mod.add_arguments(p)
         subs[name] = p
-    argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = parser.parse_args(normalize_argv(argv, parser, subs))
     except SystemExit as e:  # --help, --version (0) and usage errors (2)
