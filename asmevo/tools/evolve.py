@@ -49,7 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target-speedup", type=float, default=S, help="stop at this estimated speed-up")
     from ..device import add_device_argument
     add_device_argument(p)
-    p.set_defaults(device=S)
+    for a in p._actions:          # given only when on the command line (over the config file)
+        if a.dest == "device":
+            a.default = S
     p.add_argument("--timing-samples", type=int, default=S,
                    help="paired timed launches of K0, parent and candidate on a real device "
                         "(default 10, at least 5)")

@@ -55,7 +55,7 @@ def _evolve(out, *extra, config=None):
     from asmevo.cli import main
     args = ["evolve", str(EX / "vadd_f32_O0.co"), "--harness", str(EX / "vadd_f32_O0.json"),
             "--out", str(out), "--jobs", "1", "--quiet", "--operators", "passes",
-            "--require", "tested", "--trials", "2", "--final-trials", "4"]
+            "--trials", "2", "--final-trials", "4"]
     if config:
         args += ["--config", str(config)]
     return main(args + list(extra))
@@ -75,7 +75,7 @@ def hip_run(tmp_path_factory, z3cfg):
     _use_fake(mp, fake)
     out = tmp_path_factory.mktemp("run") / "hip"
     try:
-        rc = _evolve(out, "--device", "hip", "--budget", "4", config=z3cfg)
+        rc = _evolve(out, "--device", "hip", "--budget", "3", config=z3cfg)
     finally:
         mp.undo()
     return rc, out, fake
@@ -140,7 +140,7 @@ def test_noisy_device_refuses_every_faster_candidate(monkeypatch, tmp_path, z3cf
     fake = TimedFakeHip(noise=0.08)      # cv about 0.05 > 0.03
     _use_fake(monkeypatch, fake)
     out = tmp_path / "noisy"
-    assert _evolve(out, "--device", "hip", "--budget", "3", config=z3cfg) == 0
+    assert _evolve(out, "--device", "hip", "--budget", "2", config=z3cfg) == 0
     rows, _ = _rows(out)
     timed = [r for r in rows if r["step"] >= 0 and (r["verdict"] or {}).get("timing")]
     assert timed, [(r["step"], r["status"]) for r in rows]
