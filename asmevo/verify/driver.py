@@ -271,10 +271,41 @@ _SIDE_EFFECT = __import__("re").compile(
     r"setvskip|cbranch_cdbg)")
 
 
+#: the float modes z3 and the emulator compute with (asmevo/emu/state.py MODE 0x3F0):
+#: kernel descriptor COMPUTE_PGM_RSRC1 fields (AMDGPUUsage): round to nearest even, no
+#: denormal flushing for f32 and f16/f64, DX10_CLAMP and IEEE_MODE on
+_MODELLED_FLOAT_MODES = {"float_round_mode_32": 0, "float_round_mode_16_64": 0,
+                         "float_denorm_mode_32": 3, "float_denorm_mode_16_64": 3,
+                         "enable_dx10_clamp": 1, "enable_ieee_mode": 1}
+#: VALU/MFMA mnemonics whose results depend on the float modes
+_FLOAT_OP = __import__("re").compile(
+    r"^v_.*(f16|f32|f64|bf16|fp8|bf8|xf32)|^v_(mfma|smfmac|dot|cvt|rcp|rsq|sqrt|exp|log|sin|cos|"
+    r"frexp|ldexp|div|fract|trig|med3|min|max)")
+
+
+def _float_modes(module: Module, kernel) -> dict:
+    """The float-mode fields of ``kernel``'s descriptor (code object or ``.amdhsa_kernel``
+    text; LLVM's defaults where the text gives none)."""
+    desc = getattr(kernel, "descriptor", None)
+    co = getattr(module, "code_object", None)
+    if desc is None and co is not None:
+        for k in getattr(co, "kernels", []) or []:
+            if getattr(k, "name", None) == kernel.name:
+                desc = getattr(k, "descriptor", None)
+    if desc is None:
+        from ..frontend.loader import amdhsa_descriptor
+        ak = module.amdhsa_kernel(kernel.name) if hasattr(module, "amdhsa_kernel") else None
+        desc = amdhsa_descriptor(module, ak) if ak is not None else None
+    if desc is None:
+        return dict(_MODELLED_FLOAT_MODES)
+    return {f: int(getattr(desc, f, v)) for f, v in _MODELLED_FLOAT_MODES.items()}
+
+
 def _invisible_effects(orig: Module, cand: Module, kernels: list[str] | None) -> str | None:
     """Why a changed kernel differs from the original in what neither z3 nor the emulator
     models -- cache maintenance and cache-policy bits (sc0/sc1/nt), side-effect instructions
-    (``s_sendmsg``, ``s_sethalt``...) -- or None.  Such a verdict stays ``unknown-unsupported``:
+    (``s_sendmsg``, ``s_sethalt``...), float instructions of a kernel whose descriptor sets
+    float modes other than the modelled ones (denormal flushing, IEEE mode off...) -- or None.  Such a verdict stays ``unknown-unsupported``:
     "differential testing found no difference" says nothing about it, so it must not pass
     as ``unknown-unproved`` (which ``asmevo evolve --require tested`` accepts)."""
     from .equiv import _memory_policy
@@ -287,6 +318,16 @@ def _invisible_effects(orig: Module, cand: Module, kernels: list[str] | None) ->
         if _memory_policy(a) != _memory_policy(b):
             return (f"{name}: cache maintenance or cache-policy bits (sc0/sc1/nt) differ from "
                     "the original; neither z3 nor the emulator models caches")
+        modes = _float_modes(orig, k0)
+        if modes != _MODELLED_FLOAT_MODES:
+            fa, fb = (sorted(i.text() for i in x if _FLOAT_OP.search(i.opcode)) for x in (a, b))
+            if fa != fb:
+                diff = {k: v for k, v in modes.items() if _MODELLED_FLOAT_MODES.get(k) != v}
+                return (f"{name}: the kernel runs with float modes {diff} from its descriptor "
+                        "(denormal flushing, IEEE mode, DX10 clamp or rounding), but z3 and the "
+                        "emulator compute floats with denormals preserved, IEEE=1, DX10_CLAMP=1 "
+                        "and round-to-nearest-even; its float instructions changed, so their "
+                        "equivalence under the kernel's own modes is not established")
         fx = [[(i.opcode, tuple(str(o) for o in i.operands)) for i in x
                if _SIDE_EFFECT.match(i.opcode)] for x in (a, b)]
         if fx[0] != fx[1]:
