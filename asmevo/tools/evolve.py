@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=int, default=S, help="differential trials per candidate (default 4)")
     p.add_argument("--final-trials", type=int, default=S, help="trials of the final check (default 32)")
     p.add_argument("--islands", type=int, default=S, help="islands of the population (default 4)")
-    p.add_argument("--target-speedup", type=float, default=S, help="stop at this estimated speed-up")
+    p.add_argument("--target-speedup", type=float, default=S, help="stop at this speed-up (estimated; measured with --device hip)")
     from ..device import add_device_argument
     add_device_argument(p)
     for a in p._actions:          # given only when on the command line (over the config file)

@@ -190,3 +190,38 @@ def test_config_device_and_samples(tmp_path):
                 {"timing_samples": True}):
         with pytest.raises(AsmevoError):
             load_config(None, bad)
+
+
+def test_paired_interleaved_session_with_a_parent(monkeypatch, tmp_path):
+    """GateContext.measure times K0, a (cached) parent and the candidate in rounds
+    K0, parent, candidate, ... after 3 warm-up rounds, and applies the rule."""
+    from asmevo.evolve.candidate import kernel_blocks
+    from asmevo.evolve.gate import GateContext
+    from asmevo.frontend.loader import load
+    fake = TimedFakeHip()
+    _use_fake(monkeypatch, fake)
+    spec = {"k0": str(EX / "vadd_f32_O0.co"), "harness": str(EX / "vadd_f32_O0.json"),
+            "kernel": "vadd_f32", "device": "hip", "timing_samples": 5,
+            "device_lock": str(tmp_path / "lock")}
+    ctx = GateContext(spec)
+    try:
+        blocks = kernel_blocks(ctx.k0.kernel("vadd_f32"))
+        cand = load(str(EX / "vadd_f32.co"))            # the -O3 build: a smaller image
+        image = (EX / "vadd_f32.co").read_bytes()
+        task = {"hash": "c", "parent": "p", "k0_hash": "k", "parent_blocks": blocks}
+        r1 = ctx.measure(task, cand, image)
+        launches_first = len(fake.launches)
+        r2 = ctx.measure(dict(task, hash="c2"), cand, image)
+    finally:
+        ctx.close()
+    assert launches_first == 3 * (3 + 5)
+    mods = [l["f"][0] for l in fake.launches[:launches_first]]
+    assert mods[:3] == mods[3:6] and len(set(mods[:3])) == 3    # K0, parent, candidate, ...
+    assert all(mods[i] == mods[i % 3] for i in range(len(mods)))
+    # the parent (and K0) were loaded once, the candidate once per session
+    assert fake.calls.count("hipModuleLoadData") == 4
+    for r in (r1, r2):
+        t = r["timing"]
+        assert r["measured"] is True and t["accepted"] is True
+        assert {t[k]["n"] for k in ("k0", "parent", "candidate")} == {5}
+        assert t["candidate"]["median_us"] < t["parent"]["median_us"]
