@@ -21,6 +21,12 @@ import tempfile
 from .errors import AsmevoError
 
 
+def check_not_input(path: str, inputs) -> None:
+    """Raise AsmevoError (exit 2) when ``path`` names one of ``inputs`` (None entries and
+    ``-`` ignored): call it before any work that ends in writing ``path``."""
+    _check_inputs(path, tuple(x for x in inputs if x and x != "-"))
+
+
 def _check_inputs(path: str, inputs: tuple[str, ...]) -> None:
     for src in inputs:
         if not src or src == "-":

@@ -98,7 +98,9 @@ class HipDevice(Device):
         try:
             n = self.call("hipGetDeviceCount")
         except RuntimeError as e:      # hip-python without libamdhip64.so fails at the first call
-            raise DeviceUnavailable(f"--device hip: the HIP runtime is not available ({e}); "
+            import re
+            why = re.sub(r"""b(['"])(.*?)\1""", r"\2", str(e))   # the binding prints bytes reprs
+            raise DeviceUnavailable(f"--device hip: the HIP runtime is not available ({why}); "
                                     f"{INSTALL}") from None
         if int(n) <= index:
             raise DeviceUnavailable(f"--device {self.name}: this machine has {int(n)} HIP "

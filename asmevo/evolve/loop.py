@@ -56,6 +56,11 @@ class RunResult:
 
 # -- inputs --------------------------------------------------------------------------
 
+#: the files ``asmevo evolve`` writes in its run directory
+RUN_FILES = ("lineage.sqlite", "lineage.sqlite-wal", "lineage.sqlite-shm", "events.jsonl",
+             "best.co", "best.s", "best.diff", "report.md", "report.json", "trajectory.png")
+
+
 def check_inputs(cfg):
     """Load K0 and the harness, pick the kernel and check that the harness matches it.
 
@@ -69,6 +74,11 @@ def check_inputs(cfg):
     if not cfg.harness:
         raise AsmevoError("--harness H.json is required (the loop gates every candidate by "
                           "differential testing)")
+    if cfg.out:
+        from ..fileio import check_not_input
+        for f in RUN_FILES:   # never over K0, the harness or the config
+            check_not_input(os.path.join(cfg.out, f),
+                            (cfg.kernel_file, cfg.harness, getattr(cfg, "config", None)))
     if not cfg.out:
         raise AsmevoError("--out RUN_DIR is required")
     k0 = load(cfg.kernel_file)

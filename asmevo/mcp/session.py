@@ -302,7 +302,8 @@ class Session:
                "status": c["status"], "outcome": c["outcome"], "accepted": bool(c["accepted"]),
                "duplicate": duplicate, "message": v.get("message"),
                "reasons": [e["message"] for e in ev if e.get("message")], "evidence": ev,
-               "cycles": cyc, "estimated": True, "operator": c.get("operator"),
+               "cycles": cyc, "estimated": lin.run.scorer_id.get("name") != "hip-events",
+               "operator": c.get("operator"),
                "hypothesis": c.get("hypothesis")}
         if cyc:
             out["speedup_vs_k0"] = k0c / cyc
@@ -429,7 +430,8 @@ class Session:
             raise AsmevoError(f"candidate {candidate_id!r} did not pass the verifier "
                               f"(status {status}); only verified candidates are exported")
         check_output_path(path)
-        inputs = tuple(x.path for x in self.kernels.values())
+        inputs = tuple(x.path for x in self.kernels.values()) + tuple(
+            x.harness_path for x in self.kernels.values() if x.harness_path)
         if os.path.exists(path) and any(os.path.samefile(path, p) for p in inputs
                                         if os.path.exists(p)):
             raise AsmevoError(f"refusing to write over an input: {path}")

@@ -66,7 +66,8 @@ def occupancy_of(kernel, lds_per_wg: int, wg_size: int, machine: Machine = MI300
         limits["workgroup"] = max(1, min(maxw, -(-wgs * wpw // simds)))
     order = ("vgpr", "sgpr", "lds", "workgroup", "waves")
     occ = min(limits.values())
-    why = next(k for k in order if limits.get(k) == occ)
+    # the 8-wave maximum binds when nothing else allows fewer (docs/perf.md: "waves")
+    why = "waves" if occ >= maxw else next(k for k in order if limits.get(k) == occ)
     return regs, occ, why, limits
 
 

@@ -318,6 +318,10 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
             sys.stderr.write(inst.time_report())
     rc = 0
     out = args.output or "-"
+    if out != "-":
+        from ..fileio import check_not_input
+        check_not_input(out, (args.input, getattr(args, "harness", None),
+                              *(getattr(args, "load_pass_plugin", None) or [])))
     if args.verify and out != "-":
         # Verify the bytes that will be kept: write a temporary file beside the output
         # (in the temporary directory for a device or a pipe), verify the input against

@@ -1,5 +1,5 @@
 """Findings of a newcomer's session (2026-12-01): each test states the documented
-behaviour and fails today (strict xfail) until the code is fixed."""
+behaviour; each failed before its fix (they were strict xfails)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,6 @@ def vadd(tmp_path):
     return co, h
 
 
-@pytest.mark.xfail(strict=True, reason="asmevo-opt -o does not check the --harness file "
-                   "as an input: `--verify=diff --harness H.json K.co -o H.json` replaces "
-                   "the harness with assembly and exits 0 (README: an input is never overwritten)")
 def test_opt_output_never_over_the_harness(vadd):
     import subprocess
     import sys
@@ -43,9 +40,6 @@ def test_opt_output_never_over_the_harness(vadd):
     assert r.returncode == 2
 
 
-@pytest.mark.xfail(strict=True, reason="MCP export checks only the code object as an input, "
-                   "not the harness loaded with it: export over the harness path replaces it "
-                   "(docs/mcp.md: export never writes over an input)")
 def test_mcp_export_never_over_the_harness(vadd, tmp_path):
     from asmevo.errors import AsmevoError
     from asmevo.mcp.session import Session
@@ -65,10 +59,6 @@ def test_mcp_export_never_over_the_harness(vadd, tmp_path):
     assert _sha(h) == before
 
 
-@pytest.mark.xfail(strict=True, reason="evolve writes report.json/best.co into --out without "
-                   "checking K0 and the harness: a harness named OUT/report.json is replaced "
-                   "by the report (docs/evolve.md: K0 is never written to; README: inputs never "
-                   "overwritten)")
 def test_evolve_out_never_over_the_harness(tmp_path, capsys):
     from asmevo.cli import main
     d = tmp_path / "run"
@@ -84,9 +74,6 @@ def test_evolve_out_never_over_the_harness(tmp_path, capsys):
     assert rc == 2 and "report.json" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="the trace model names 'vgpr' as the occupancy limit "
-                   "when every resource allows more than 8 waves; docs/perf.md: 'waves' when the "
-                   "8-wave maximum binds (the static model says 'waves' for the same kernel)")
 def test_trace_model_occupancy_limit_is_waves_when_nothing_binds():
     from asmevo.frontend.loader import load
     from asmevo.perf import estimate
@@ -104,8 +91,6 @@ def test_static_model_occupancy_limit_is_waves():
     assert (p.occupancy, p.occupancy_limit) == (8, "waves")
 
 
-@pytest.mark.xfail(strict=True, reason="the no-HIP message prints Python bytes reprs: "
-                   "\"failed to dlopen 'b'libamdhip64.so'': b'libamdhip64.so: cannot open...'\"")
 def test_no_hip_message_has_no_bytes_repr(capsys):
     from asmevo.cli import main
     pytest.importorskip("hip", reason="the message comes from hip-python's loader")
