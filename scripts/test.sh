@@ -7,7 +7,7 @@
 #                                   minutes of CPU (measured 21 minutes of wall time with the
 #                                   2 cores shared and a load average of 10).
 #   bash scripts/test.sh --quick    skip the tests marked slow
-# Extra arguments go to pytest.  Tests that need ../shared/corpus (or $ASMEVO_CORPUS) are skipped
+# Extra arguments go to pytest (paths among them replace the default 'tests').  Tests that need ../shared/corpus (or $ASMEVO_CORPUS) are skipped
 # when it is absent -- except under CI=true (as .ci/run sets), where a missing corpus fails the run
 # and a missing LLVM tool fails the tests that need it.
 set -euo pipefail
@@ -15,4 +15,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 marker=()
 if [ "${1:-}" = "--quick" ]; then marker=(-m "not slow"); shift; fi
-exec python3 -m pytest -q -p no:cacheprovider "${marker[@]}" "$@" tests
+# paths among the extra arguments replace the default 'tests' (bash scripts/test.sh tests/mcp)
+target=(tests)
+for a in "$@"; do
+  if [ "${a#-}" = "$a" ] && [ -e "${a%%::*}" ]; then target=(); break; fi
+done
+exec python3 -m pytest -q -p no:cacheprovider "${marker[@]}" "$@" "${target[@]}"

@@ -364,8 +364,15 @@ class Session:
         info = lookup(mnemonic.strip().lower())
         if info is None:
             raise AsmevoError(f"unknown gfx942 mnemonic {mnemonic!r}")
-        rec = json.loads(json.dumps(info, default=lambda o: o.__dict__ if hasattr(o, "__dict__")
-                                    else str(o)))
+        import dataclasses
+
+        def plain(o):
+            if dataclasses.is_dataclass(o) and not isinstance(o, type):
+                return {f.name: getattr(o, f.name) for f in dataclasses.fields(o)}
+            if isinstance(o, (set, frozenset, tuple)):
+                return list(o)
+            return getattr(o, "__dict__", None) or str(o)
+        rec = json.loads(json.dumps(info, default=plain))
         sem = sem_lookup(info.name)
         rec_sem = None
         if sem is not None:

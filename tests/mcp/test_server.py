@@ -58,6 +58,7 @@ def test_every_tool_in_memory(tmp_path):
             assert pr["estimated"] is True and pr["cycles"] > 0 and pr["windows"]
             isa = _data(await c.call_tool("isa", {"mnemonic": "v_readlane_b32"}))
             assert any("v_readlane" in h["consumer"] for h in isa["hazard_rules"])
+            assert isinstance(isa["record"], dict) and isa["record"]["family"]
             # a wrong edit: rejected, with its counterexample
             bad = _data(await c.call_tool("propose_edit", {
                 "kernel_id": kid, "hypothesis": "subtract instead",
