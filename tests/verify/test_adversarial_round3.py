@@ -19,11 +19,8 @@ VADD_HARNESS = ROOT / "examples" / "vadd_f32.json"
 
 
 def _needs_llvm():
-    from asmevo.llvm import find_tool  # noqa: F401 - skip cleanly when LLVM is absent
-    try:
-        find_tool("llvm-mc")
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"llvm-mc not found: {e}")
+    from corpus_paths import require_tool   # skips only when llvm-mc is not installed
+    require_tool("llvm-mc")
 
 
 # --------------------------------------------------------------------------- --entry
