@@ -75,7 +75,6 @@ def _check_arg_count(module, name: str, h: dict, harness_path: str) -> None:
 def run(args) -> int:
     """Run the kernel; 0 on success, 1 on a --check mismatch."""
     from ..emu import harness as H
-    from ..emu import run_kernel
     from ..frontend.loader import load
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise AsmevoError("--out must be a directory", file=args.out)  # before any work
@@ -98,11 +97,8 @@ def run(args) -> int:
     if args.lds is not None:
         launch.dynamic_lds = args.lds
     try:
-        if device.hardware:
-            with device.load(module) as loaded:
-                res = loaded.run(name, launch)
-        else:
-            res = run_kernel(module, name, launch)
+        with device.load(module) as loaded:     # the emulator (default) or a GPU
+            res = loaded.run(name, launch)
     except AsmevoError as e:
         if e.file is None:  # a launch/harness mismatch: name the harness
             e.file = args.harness
