@@ -224,10 +224,10 @@ def _run(module: Module, kernel: str, harness: dict, inputs: dict, limit: int | 
         if loaded is None:
             loaded = _LOADED[(id(device), id(module))] = device.load(module)
         return loaded.run(kernel, launch)
-    from ..emu import run_kernel
+    from ..device.emulator import EmulatorLoaded     # the default device: the emulator
     try:
         with _lds_fill(lds_seed):
-            return run_kernel(module, kernel, launch)
+            return EmulatorLoaded(module).run(kernel, launch)
     except AsmevoError:
         raise
     except Exception as e:  # noqa: BLE001 - an emulator bug must not decide a verdict
