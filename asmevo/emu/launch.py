@@ -356,15 +356,11 @@ def run_kernel(module, kernel_name: str, launch: Launch, trace=None) -> RunResul
             semantics, runaway loop), naming kernel, pc, instruction and lane.
     """
     mem = GlobalMemory()
-    out_names = set()
     roles = {a.name: a.role for a in launch.args if a.kind == "buffer"}
 
     def place(name, data):
         addr = mem.map(name, data)
-        r = mem.regions[-1]
-        r.watch = roles[name] not in ("out", "inout")
-        if not r.watch:
-            out_names.add(name)
+        mem.regions[-1].watch = roles[name] not in ("out", "inout")   # stores there are reported
         return addr
     prep = prepare_launch(module, kernel_name, launch, place)
     kernel, cfg, block, grid = prep.kernel, prep.cfg, prep.block, prep.grid

@@ -488,7 +488,7 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
         replayed = run.replay()
         run.events.emit("resume" if replayed else "start", kernel=kernel, seed=cfg.seed,
                         budget=cfg.budget, replayed_rounds=replayed, operators=cfg.operators)
-        prog = Progress(cfg.budget, cfg.quiet)
+        prog = Progress(cfg.budget, cfg.quiet, measured=str(cfg.device) != "emu")
         t_start = time.time()
         n_start = run.store.count()
 

@@ -27,10 +27,12 @@ class EventLog:
 
 
 class Progress:
-    """A rich progress bar on stderr: evaluated / budget, accepted, best speed-up, rate."""
+    """A rich progress bar on stderr: evaluated / budget, accepted, best speed-up (labelled:
+    the timing model's estimate, or measured on a device), rate."""
 
-    def __init__(self, budget: int, quiet: bool = False):
+    def __init__(self, budget: int, quiet: bool = False, measured: bool = False):
         self.quiet = quiet
+        self.kind = "measured" if measured else "estimated"
         self.p = None
         if quiet:
             return
@@ -46,7 +48,8 @@ class Progress:
     def update(self, evaluated: int, accepted: int, speedup: float, rate: float) -> None:
         if self.p is not None:
             self.p.update(self.task, completed=evaluated,
-                          info=f"accepted {accepted}  best {speedup:.3f}x  {rate:.0f}/min")
+                          info=f"accepted {accepted}  best {speedup:.3f}x ({self.kind})  "
+                               f"{rate:.0f}/min")
 
     def close(self) -> None:
         if self.p is not None:

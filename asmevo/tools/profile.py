@@ -272,7 +272,9 @@ def _dominant(causes: dict) -> str:
 
 def _header_lines(prof, note, clock) -> list[str]:
     est = _label(prof)
-    return [f"# {est} ({prof.source}; {note}); machine {prof.machine} at {clock:g} MHz",
+    where = (f"machine {prof.machine} at {clock:g} MHz" if prof.estimated
+             else f"microseconds at an assumed {clock:g} MHz clock")
+    return [f"# {est} ({prof.source}; {note}); {where}",
             "# every figure below is an estimate of that model, not a measurement"
             if prof.estimated else "# figures measured on hardware"]
 
