@@ -390,6 +390,36 @@ class Run:
         r = self.store.db.execute("SELECT windows FROM candidates WHERE hash=?", (h,)).fetchone()
         return json.loads(r[0]) if r and r[0] else []
 
+    def settle(self, rec: dict, res: dict) -> None:
+        """Fill the candidate record ``rec`` from its gate result ``res``: the verdict is its
+        receipt; it is accepted when it passed the gate and is not slower than its parent
+        (on a real device: when the noise-aware timing rule says faster), else
+        ``rejected-slower`` with the reason.  Used by the loop and by agent sessions (MCP)."""
+        parent_cycles = self._cycles_of(rec["parent"])
+        rec.update(status=res["status"], outcome=res["outcome"], verdict=res["verdict"],
+                   times=res["times"], cycles=res.get("cycles"),
+                   profile_hash=res.get("profile_hash"), windows=res.get("windows"))
+        acc = bool(res.get("passed")) and res.get("cycles") is not None
+        timing = res.get("timing") if res.get("measured") else None
+        if acc and timing is not None:
+            # measured on hardware: the noise-aware rule decides, not the cycle figures
+            rec["verdict"] = dict(res["verdict"], measured=True,
+                                 timing=dict(timing, measured=True))
+            if not timing.get("accepted"):
+                acc = False
+                rec["status"], rec["outcome"] = "rejected-slower", "rejected"
+                rec["verdict"]["timing"]["message"] = (
+                    f"not faster than its parent beyond the noise on {timing.get('device')}: "
+                    f"{timing.get('reason')}")
+        elif acc and res["cycles"] > parent_cycles:
+            acc = False
+            rec["status"], rec["outcome"] = "rejected-slower", "rejected"
+            rec["verdict"] = dict(res["verdict"], timing={
+                "cycles": res["cycles"], "parent_cycles": parent_cycles,
+                "message": f"slower than its parent: {res['cycles']:.0f} > "
+                           f"{parent_cycles:.0f} estimated cycles"})
+        rec["accepted"] = int(acc)
+
     def run_round(self, executor, budget_left, on_candidate):
         b, first, steps, tasks = self.propose_round(budget_left)
         seed = derive(self.cfg.seed, "round", b)
@@ -402,30 +432,7 @@ class Run:
                     w["parent_blocks"] = self.pop.blocks_of(rec["parent"])
             work.append(w)
         for (s, rec), res in zip(tasks, executor.map(work)):
-            parent_cycles = self._cycles_of(rec["parent"])
-            rec.update(status=res["status"], outcome=res["outcome"], verdict=res["verdict"],
-                       times=res["times"], cycles=res.get("cycles"),
-                       profile_hash=res.get("profile_hash"), windows=res.get("windows"))
-            acc = bool(res.get("passed")) and res.get("cycles") is not None
-            timing = res.get("timing") if res.get("measured") else None
-            if acc and timing is not None:
-                # measured on hardware: the noise-aware rule decides, not the cycle figures
-                rec["verdict"] = dict(res["verdict"], measured=True,
-                                     timing=dict(timing, measured=True))
-                if not timing.get("accepted"):
-                    acc = False
-                    rec["status"], rec["outcome"] = "rejected-slower", "rejected"
-                    rec["verdict"]["timing"]["message"] = (
-                        f"not faster than its parent beyond the noise on {timing.get('device')}: "
-                        f"{timing.get('reason')}")
-            elif acc and res["cycles"] > parent_cycles:
-                acc = False
-                rec["status"], rec["outcome"] = "rejected-slower", "rejected"
-                rec["verdict"] = dict(res["verdict"], timing={
-                    "cycles": res["cycles"], "parent_cycles": parent_cycles,
-                    "message": f"slower than its parent: {res['cycles']:.0f} > "
-                               f"{parent_cycles:.0f} estimated cycles"})
-            rec["accepted"] = int(acc)
+            self.settle(rec, res)
             self.store.add_candidate(rec)   # kept as soon as it is evaluated
             on_candidate(s, rec)
         for s in steps:

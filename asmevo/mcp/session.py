@@ -272,18 +272,7 @@ class Session:
             from ..evolve.loop import derive
             res = next(iter(lin.executor.map([{"hash": h, "blocks": rec["blocks"],
                                                 "seed": derive(run.cfg.seed, "mcp", step)}])))
-            rec.update(status=res["status"], outcome=res["outcome"], verdict=res["verdict"],
-                       times=res["times"], cycles=res.get("cycles"),
-                       profile_hash=res.get("profile_hash"), windows=res.get("windows"))
-            acc = bool(res.get("passed")) and res.get("cycles") is not None
-            if acc and res["cycles"] > pcyc:
-                acc = False
-                rec["status"], rec["outcome"] = "rejected-slower", "rejected"
-                rec["verdict"] = dict(res["verdict"], timing={
-                    "cycles": res["cycles"], "parent_cycles": pcyc,
-                    "message": f"slower than its parent: {res['cycles']:.0f} > {pcyc:.0f} "
-                               "estimated cycles"})
-            rec["accepted"] = int(acc)
+            run.settle(rec, res)      # the loop's own rule: receipt, slower-than-parent
             run.store.add_candidate(rec)
         run.store.add_step(s)
         cand = run.store.candidate(h, blocks=False)
