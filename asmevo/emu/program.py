@@ -161,6 +161,16 @@ class Program:
             return f"{s} (instruction #{i})".strip()
         return f"instruction #{i}"
 
+    def runaway(self, limit: int, pc: int) -> EmuError:
+        """The error of a wave that ran more than ``limit`` instructions (stopped at ``pc``)."""
+        return EmuError(f"kernel {self.kernel.name}: more than {limit} instructions in one wave "
+                        f"(runaway loop?) at {self.where(pc)}")
+
+    def fault(self, pc: int, e) -> EmuError:
+        """The error of a memory fault ``e`` of the instruction at ``pc``, naming the lane."""
+        return EmuError(f"kernel {self.kernel.name}, {self.where(pc)}, "
+                        f"'{self.insts[pc].text()}': lane {e.lane}: {e}")
+
     def run_wave(self, wv, limit: int) -> int:
         """Run ``wv`` until s_barrier / s_endpgm; returns BARRIER or ENDPGM."""
         code = self.code
@@ -174,12 +184,9 @@ class Program:
                 pc = code[pc](wv)
                 n += 1
                 if n > limit:
-                    raise EmuError(f"kernel {self.kernel.name}: more than {limit} instructions in "
-                                   f"one wave (runaway loop?) at {self.where(pc_cur)}")
+                    raise self.runaway(limit, pc_cur)
         except MemoryFault as e:
-            inst = self.insts[pc_cur]
-            raise EmuError(f"kernel {self.kernel.name}, {self.where(pc_cur)}, '{inst.text()}': "
-                           f"lane {e.lane}: {e}") from None
+            raise self.fault(pc_cur, e) from None
         finally:
             wv.count += n
             wv.lanes += ln

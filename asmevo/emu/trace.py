@@ -141,16 +141,12 @@ class Tracer:
                 pc = code[pc](wv)
                 n += 1
                 if n > limit:
-                    raise EmuError(f"kernel {prog.kernel.name}: more than {limit} instructions in "
-                                   f"one wave (runaway loop?) at {prog.where(pc_cur)}")
+                    raise prog.runaway(limit, pc_cur)
         except MemoryFault as e:
-            inst = prog.insts[pc_cur]
-            raise EmuError(f"kernel {prog.kernel.name}, {prog.where(pc_cur)}, '{inst.text()}': "
-                           f"lane {e.lane}: {e}") from None
+            raise prog.fault(pc_cur, e) from None
         finally:
             wv.count += n
-            if hasattr(wv, "lanes"):    # lane-instruction counter of newer emulators
-                wv.lanes += ln
+            wv.lanes += ln
         if pc == ENDPGM:
             wv.done = True
         return pc
