@@ -47,14 +47,47 @@ def content_hash(kernel: Kernel) -> str:
 
 
 def kernel_blocks(kernel: Kernel) -> bytes:
-    """The kernel's blocks, serialised for the store and for workers."""
+    """The kernel's blocks, serialised for the store and for workers (read back with
+    :func:`load_blocks`, never with ``pickle.loads``)."""
     return pickle.dumps(kernel.blocks, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+#: Modules whose classes a stored block list may name (the IR's value types and the ISA
+#: table's records an instruction carries).
+_IR_MODULES = ("asmevo.ir.instruction", "asmevo.ir.module", "asmevo.ir.operands", "asmevo.isa")
+
+
+class _BlocksUnpickler(pickle.Unpickler):
+    """An unpickler that builds only the IR's own classes, so that a crafted
+    ``lineage.sqlite`` (a run directory is user data: it may come from anyone) cannot run code
+    on ``--resume``: ``pickle.loads`` would call whatever callable the bytes name."""
+
+    def find_class(self, module, name):
+        import importlib
+        if module in _IR_MODULES:
+            obj = getattr(importlib.import_module(module), name, None)
+            if isinstance(obj, type) and obj.__module__ == module:
+                return obj
+        raise pickle.UnpicklingError(f"stored blocks name {module}.{name}, which is not an "
+                                     "asmevo IR class")
+
+
+def load_blocks(data: bytes):
+    """The block list stored by :func:`kernel_blocks`.
+
+    Raises :class:`pickle.UnpicklingError` (or another ``Exception``) on bytes that are not a
+    list of IR blocks; builds no object outside :data:`_IR_MODULES`."""
+    import io
+    blocks = _BlocksUnpickler(io.BytesIO(bytes(data))).load()
+    if not isinstance(blocks, list):
+        raise pickle.UnpicklingError("stored blocks are not a list of basic blocks")
+    return blocks
 
 
 def graft(k0: Module, kernel_name: str, blocks) -> Module:
     """A copy of ``k0`` whose kernel ``kernel_name`` has ``blocks`` (bytes or a list)."""
     if isinstance(blocks, (bytes, bytearray)):
-        blocks = pickle.loads(blocks)
+        blocks = load_blocks(blocks)
     m = copy.copy(k0)
     m.items = list(k0.items)
     for i, it in enumerate(m.items):

@@ -209,9 +209,13 @@ class Run:
                              "improved": 0, "failed": 0} for n in self.ops}
 
     def _load_blocks(self, h):
-        import pickle
+        from .candidate import load_blocks
         r = self.store.db.execute("SELECT blocks FROM candidates WHERE hash=?", (h,)).fetchone()
-        return pickle.loads(r[0])
+        try:
+            return load_blocks(r[0])
+        except Exception as e:  # a crafted or damaged store: never unpickled freely
+            raise AsmevoError(f"candidate {h[:12]}: its stored code is unreadable ({e})",
+                              file=self.store.path) from None
 
     def root(self, executor):
         k = self.k0.kernel(self.kernel)
