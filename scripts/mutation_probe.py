@@ -53,8 +53,9 @@ TESTS = {
         "*": ["emu/test_executor.py", "emu/test_planted_emu.py", "emu/test_planted_probe_survivors.py",
               "emu/test_executor_sgpr_writes.py",
               "emu/test_sys_ds_extra.py", "emu/test_smem_offsets.py", "emu/test_lockstep.py",
-              "emu/test_badinput_harness.py", "emu/test_cli.py", "emu/test_corpus.py"],
-        "harness.py": ["emu/test_badinput_harness.py", "emu/test_planted_probe_survivors.py", "emu/test_cli.py", "emu/test_corpus.py",
+              "emu/test_badinput_harness.py", "emu/test_cli.py", "emu/test_corpus.py",
+              "emu/test_lockstep_batched.py", "emu/test_counting.py"],
+        "harness.py": ["emu/test_badinput_harness.py", "emu/test_badinput_harness_types.py", "emu/test_planted_probe_survivors.py", "emu/test_cli.py", "emu/test_corpus.py",
                        "verify/test_diff.py"],
         "trace.py": ["emu/test_planted_probe_survivors.py", "perf/test_trace.py", "emu/test_cli.py",
                      "emu/test_executor.py", "emu/test_corpus.py"],
@@ -80,7 +81,8 @@ TESTS = {
                       "verify/test_soundness_policy.py", "verify/test_diff.py"],
         # the mutation generator is the verifier's measuring tool: its fast test only (the
         # small and full runs take minutes)
-        "mutate.py": ["verify/test_mutation.py::test_generated_edits_are_single_legal_edits"],
+        "mutate.py": ["verify/test_mutation.py::test_generated_edits_are_single_legal_edits",
+                      "verify/test_mutation_survivors_verify.py"],
     },
 }
 
