@@ -221,12 +221,28 @@ def _dst_sel_forwarding(inst, fx) -> bool:
     (GCNHazardRecognizer.cpp): SDWA with ``dst_sel`` other than DWORD; a VOP3 ``op_sel``
     destination bit (the element after the sources: ``op_sel:[0,0,1]`` for two sources,
     ``op_sel:[0,0,0,1]`` for three; llvm-mc encodes both as VOP3 bit 14); the byte
-    select of ``v_cvt_sr_{fp8,bf8}_f32`` (``op_sel[2]`` or ``op_sel[3]``).  VOP3P
-    ``op_sel`` selects sources only."""
+    select of ``v_cvt_sr_{fp8,bf8}_f32`` (``op_sel[2]`` or ``op_sel[3]``).
+
+    VOP3P: LLVM tests ``src0_modifiers & SISrcMods::DST_OP_SEL`` on every instruction with
+    an ``op_sel`` operand, and for VOP3P that bit is ``OP_SEL_1``, i.e. ``op_sel_hi[0]``, set by
+    default on packed instructions.  So LLVM 19 (``llc -mcpu=gfx942``) puts ``s_nop 0``
+    between ``v_pk_mul_f32 v[0:1], ...`` and a VALU reading ``v[0:1]`` (also ``v_pk_*_f16``,
+    ``v_pk_mov_b32``, ``v_fma_mix_f32 ... op_sel_hi:[1,..]``), and none when ``op_sel_hi[0]``
+    is 0.  Whether the hardware needs it is not documented; asmevo follows LLVM (the
+    stricter reading: a deleted LLVM ``s_nop`` must not be accepted on a guess).  Defaults as
+    llvm-mc encodes them: ``op_sel_hi`` all ones for packed and dot instructions, zeros for
+    ``v_fma_mix``/``v_mad_mix``."""
     if not fx.valu:
         return False
     if fx.sdwa:
         return str(inst.mod("dst_sel", "DWORD")).upper() != "DWORD"
+    info = inst.info
+    if (info is not None and info.encoding == "VOP3P" and "op_sel_hi" in (info.modifiers or ())
+            and not fx.mfma):
+        hi = inst.mod("op_sel_hi")
+        if isinstance(hi, tuple) and hi:
+            return bool(hi[0])
+        return not inst.opcode.startswith(("v_fma_mix", "v_mad_mix"))
     sel = inst.mod("op_sel")
     if not isinstance(sel, tuple) or inst.opcode.startswith(
             ("v_pk_", "v_dot", "v_fma_mix", "v_mad_mix")) or fx.mfma:

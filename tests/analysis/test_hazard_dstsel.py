@@ -151,3 +151,78 @@ def test_raw_cases_against_llc(kern, tmp_path):
         llvm_nops = sum(1 for line in body.splitlines() if line.strip().startswith("S_NOP 0"))
         _hz, need = _rule12(kern, pa, ca, 0)
         assert need == llvm_nops, (pa, ca, need, llvm_nops)
+
+
+# VOP3P producers: LLVM tests src0_modifiers & DST_OP_SEL, which for VOP3P is op_sel_hi[0]
+# (set by default on packed instructions).  (MIR producer, its assembly, LLVM 19's s_nop 0s
+# before a VALU reading v0)
+VOP3P = [
+    ("renamable $vgpr0_vgpr1 = V_PK_MUL_F32 8, $vgpr2_vgpr3, 8, $vgpr6_vgpr7, 0, 0, 0, 0, 0, "
+     "implicit $mode, implicit $exec", "v_pk_mul_f32 v[0:1], v[2:3], v[6:7]", 1),
+    ("renamable $vgpr0_vgpr1 = V_PK_MUL_F32 0, $vgpr2_vgpr3, 8, $vgpr6_vgpr7, 0, 0, 0, 0, 0, "
+     "implicit $mode, implicit $exec", "v_pk_mul_f32 v[0:1], v[2:3], v[6:7] op_sel_hi:[0,1]", 0),
+    ("renamable $vgpr0 = V_PK_ADD_F16 8, $vgpr2, 8, $vgpr4, 0, 0, 0, 0, 0, implicit $mode, "
+     "implicit $exec", "v_pk_add_f16 v0, v2, v4", 1),
+    ("renamable $vgpr0 = V_PK_ADD_U16 8, $vgpr2, 8, $vgpr4, 0, 0, 0, 0, 0, implicit $exec",
+     "v_pk_add_u16 v0, v2, v4", 1),
+    ("renamable $vgpr0_vgpr1 = V_PK_MOV_B32 8, $vgpr2_vgpr3, 8, $vgpr6_vgpr7, 0, 0, 0, 0, 0, "
+     "implicit $exec", "v_pk_mov_b32 v[0:1], v[2:3], v[6:7]", 1),
+    ("renamable $vgpr0 = V_FMA_MIX_F32 0, $vgpr2, 0, $vgpr3, 0, $vgpr4, 0, 0, 0, "
+     "implicit $mode, implicit $exec", "v_fma_mix_f32 v0, v2, v3, v4", 0),
+    ("renamable $vgpr0 = V_FMA_MIX_F32 8, $vgpr2, 0, $vgpr3, 0, $vgpr4, 0, 0, 0, "
+     "implicit $mode, implicit $exec", "v_fma_mix_f32 v0, v2, v3, v4 op_sel_hi:[1,0,0]", 1),
+]
+
+
+@pytest.mark.parametrize("mir,asm,nops", VOP3P, ids=[c[1] for c in VOP3P])
+def test_vop3p_op_sel_hi_producer(kern, mir, asm, nops):
+    """asmevo asks for the s_nop LLVM puts after a VOP3P producer with op_sel_hi[0] set."""
+    _hz, need = _rule12(kern, asm, "v_add_u32_e32 v5, v0, v1", 0)
+    assert need == nops
+
+
+def test_vop3p_against_llc(tmp_path):
+    """The table above is what LLVM 19's hazard recognizer does (skips without llc)."""
+    try:
+        llc = find_tool("llc")
+    except ToolNotFoundError as e:
+        pytest.skip(str(e))
+    for i, (mir, asm, nops) in enumerate(VOP3P):
+        f = tmp_path / f"p{i}.mir"
+        f.write_text(_MIR.format(name=f"p{i}", prod=mir, cons=_READ_MIR)
+                     .replace("$vgpr5\n", "$vgpr5, $vgpr6, $vgpr7\n"))
+        r = subprocess.run([llc, "-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx942",
+                            "-run-pass=post-RA-hazard-rec", str(f), "-o", "-"],
+                           capture_output=True, text=True, check=True)
+        body = r.stdout.split("body:", 1)[1]
+        assert sum(1 for ln in body.splitlines() if ln.strip().startswith("S_NOP 0")) == nops, asm
+
+
+def test_deleting_llvms_vop3p_nop_is_rejected(tmp_path):
+    """A kernel compiled by LLVM 19 (three dependent packed f32 ops, LLVM puts ``s_nop 0``
+    after the first two): the same code with those nops deleted was ``accepted`` by the
+    static verifier; now it is ``rejected-hazard`` (skips without llc)."""
+    try:
+        llc = find_tool("llc")
+    except ToolNotFoundError as e:
+        pytest.skip(str(e))
+    from asmevo.frontend.asm_parser import parse_asm
+    from asmevo.verify import verify
+    ll = tmp_path / "pk.ll"
+    ll.write_text(
+        "define amdgpu_kernel void @k(ptr addrspace(1) %p, <2 x float> %a, <2 x float> %b) {\n"
+        "  %x = load <2 x float>, ptr addrspace(1) %p\n"
+        "  %y = fmul <2 x float> %x, %a\n  %z = fadd <2 x float> %y, %b\n"
+        "  %w = fmul <2 x float> %z, %z\n  store <2 x float> %w, ptr addrspace(1) %p\n"
+        "  ret void\n}\n")
+    text = subprocess.run([llc, "-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-O3", str(ll),
+                           "-o", "-"], capture_output=True, text=True, check=True).stdout
+    lines = text.splitlines()
+    nops = [i for i, ln in enumerate(lines) if ln.strip() == "s_nop 0"
+            and lines[i - 1].strip().startswith("v_pk_")]
+    assert len(nops) == 2, text
+    cand = "\n".join(ln for i, ln in enumerate(lines) if i not in nops) + "\n"
+    orig_m, cand_m = parse_asm(text, "pk.s"), parse_asm(cand, "pk_nonop.s")
+    assert verify(orig_m, parse_asm(text, "pk.s"), level="static").status.value == "accepted"
+    v = verify(orig_m, cand_m, level="static")
+    assert v.status.value == "rejected-hazard", (v.status, v.message)
