@@ -33,7 +33,7 @@ import numpy as np
 
 from .executor import LANE_COUNT as lane_count
 from .lockstep_forms import (_DS_KINDS, _br_batch, _cmp_batch, _ds_batch,  # noqa: F401
-                             _lds_words, _sbit_batch, _scratch_batch, _scratch_words,
+                             _lds_words, _sbit_batch, lds_layout, _scratch_batch, _scratch_words,
                              _snp_batch, classify, sgpr_writes)
 from .memory import EmuError, MemoryFault
 from .state import EXEC, lane_mask
@@ -134,18 +134,24 @@ def _sync_exec(act, S, ia):
         wv.exec_n = e.bit_count()
 
 
-def run_lockstep(prog, waves, limit: int, fallback) -> None:
+def run_lockstep(prog, waves, limit: int, fallback, shared=None) -> None:
     """Run the ``waves`` of a lockstep set (all at the same pc) to ``s_endpgm``.
 
     The waves at the lowest pc run together (:meth:`_Group.run_together`) until they diverge, reach
     a pc where other waves wait, a barrier or the end; waves at a barrier wait until every
     wave that has not ended reaches one.  ``fallback(prog, waves, limit)`` runs waves one at
     a time until a barrier (returns the waves at the barrier); it is used only for waves in
-    different floating-point modes or in s_set_gpr_idx mode.  Raises EmuError like
-    :meth:`Program.run_wave`."""
+    different floating-point modes or in s_set_gpr_idx mode.  ``shared``: ``(V, A, S,
+    lds)`` when the caller made the waves' register files columns of ``V``/``A``/``S`` and
+    knows their LDS layout (:func:`lds_layout`); None: found from the waves.  Raises EmuError
+    like :meth:`Program.run_wave`."""
     W = len(waves)
-    V, A, S = _bind(waves)
-    g = _Group(prog, waves, V, A, S, limit)
+    if shared is None:
+        V, A, S = _bind(waves)
+        lds = None
+    else:
+        V, A, S, lds = shared
+    g = _Group(prog, waves, V, A, S, limit, lds)
     pos = g.pos
     waiting = []
     base = {id(wv): wv.count for wv in waves}     # counts at the last barrier (the limit
@@ -184,7 +190,7 @@ _WAIT = 1 << 62     # pc of a wave waiting at a barrier (its real pc is kept asi
 class _Group:
     """The shared state of a lockstep set and the loop that runs its waves together."""
 
-    def __init__(self, prog, waves, V, A, S, limit):
+    def __init__(self, prog, waves, V, A, S, limit, lds=None):
         self.prog = prog
         self.waves = waves
         self.W = W = len(waves)
@@ -195,7 +201,7 @@ class _Group:
         view.v = V.reshape(V.shape[0], W * 64)
         view.a = A.reshape(A.shape[0], W * 64)
         self.view = view
-        self.lds = _lds_words(waves)
+        self.lds = _lds_words(waves) if lds is None else lds
         self.scratch = _scratch_words(waves)
         self.per_lane = waves[0].scratch.per_lane if self.scratch is not None else 0
 

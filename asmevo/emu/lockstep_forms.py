@@ -534,6 +534,26 @@ def _lds_words(waves):
     return base.view(np.uint32), seg, lim
 
 
+def lds_layout(base, seg, parts, nwaves, size):
+    """:func:`_lds_words` of a lockstep set built by :mod:`asmevo.emu.launch`: ``parts``
+    workgroups of ``nwaves`` waves whose LDS are consecutive ``seg``-byte segments (``size``
+    bytes used) of the uint8 buffer ``base``, without inspecting the waves."""
+    if base is None or seg % 4 or size < 16:
+        return None, None, None
+    key = (seg, parts, nwaves, size)
+    lay = _LAYOUTS.get(key)
+    if lay is None:
+        sg = np.repeat(np.arange(parts, dtype=np.intp) * (seg // 4), nwaves * 64)
+        lim = {k: np.uint32(size - 4 * k) for k in (1, 2, 3, 4)}
+        lay = _LAYOUTS[key] = (sg, lim)
+        if len(_LAYOUTS) > 64:
+            _LAYOUTS.clear()
+    return base.view(np.uint32), lay[0], lay[1]
+
+
+_LAYOUTS: dict = {}
+
+
 _BASE64 = {}
 
 

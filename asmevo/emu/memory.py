@@ -34,6 +34,9 @@ class MemoryFault(Exception):
         self.lane, self.addr, self.size, self.space = lane, addr, size, space
 
 
+_LIMITS: dict = {}     # region size -> Region.limit (sizes repeat from run to run)
+
+
 class Region:
     """One mapped buffer: ``name``, base ``addr`` (bytes), ``data`` (np.uint8, owned,
     ``size`` bytes; the storage is padded to a multiple of 4 so ``words`` can view it)."""
@@ -50,8 +53,13 @@ class Region:
         self.writable = writable
         self.watch = False
         self.base64 = np.uint64(addr)
-        self.limit = {k: np.uint64(self.size - k) for k in (1, 2, 4, 8, 12, 16, 32, 64)
-                      if self.size >= k}
+        lim = _LIMITS.get(self.size)
+        if lim is None:
+            lim = {k: np.uint64(self.size - k) for k in (1, 2, 4, 8, 12, 16, 32, 64)
+                   if self.size >= k}
+            if len(_LIMITS) < 1024:
+                _LIMITS[self.size] = lim
+        self.limit = lim    # access size -> highest valid offset (shared: read-only)
 
     @property
     def end(self) -> int:
@@ -81,11 +89,11 @@ class GlobalMemory:
             if arr.size == 0:
                 arr = np.zeros(1, np.uint8)
         addr = self._next
-        self.regions.append(Region(name, addr, arr, writable))
+        r = Region(name, addr, arr, writable)
+        self.regions.append(r)
         self._next = (addr + arr.size + GUARD + ALIGN - 1) // ALIGN * ALIGN
-        self._bases = np.array([r.addr for r in self.regions], np.uint64)
-        self._base_list = [r.addr for r in self.regions]
-        self._ends = np.array([r.end for r in self.regions], np.uint64)
+        self._base_list.append(addr)        # addresses only grow: the list stays sorted
+        self._bases = self._ends = None     # rebuilt by _locate when needed
         return addr
 
     def region(self, name: str) -> Region:
@@ -96,6 +104,9 @@ class GlobalMemory:
 
     def _locate(self, addrs: np.ndarray, size: int, lanes: np.ndarray):
         """Region index per address; raises MemoryFault on the first bad lane."""
+        if self._bases is None:
+            self._bases = np.array(self._base_list, np.uint64)
+            self._ends = np.array([r.end for r in self.regions], np.uint64)
         idx = np.searchsorted(self._bases, addrs, side="right").astype(np.int64) - 1
         ok = idx >= 0
         ends = self._ends
