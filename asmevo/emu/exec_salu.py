@@ -8,8 +8,12 @@ from ..ir.operands import Label, Special, base_of
 from ..semantics.intbackend import INT, TYPES as ITYPES
 from .state import EXEC, VCC
 from .exec_common import CompileError, _s_imm_fix, _wscc, sreader, swriter
+from .exec_sgen import gen_scalar
 
 def compile_salu(inst, spec, ctx, nxt):
+    f = gen_scalar(inst, spec, nxt)     # the same effect as generated code (exec_sgen)
+    if f is not None:
+        return f
     ops = inst.operands
     nd = len(spec.dst)
     ns = len(spec.src)
@@ -75,6 +79,9 @@ def compile_salu(inst, spec, ctx, nxt):
 
 
 def compile_sopc(inst, spec, ctx, nxt):
+    f = gen_scalar(inst, spec, nxt, sopc=True)
+    if f is not None:
+        return f
     ops = inst.operands
     rds = [sreader(_s_imm_fix(inst, op, ty), ty) for op, ty in zip(ops, spec.src)]
     r0, r1 = rds
