@@ -43,3 +43,74 @@ def test_every_peephole_rule_and_its_proof(text, expected):
     assert [i.text() for i in got] == expected
     for new in got:     # equivalent by construction: z3 proves each
         assert check_windows([inst], [new]).equivalent, (text, new.text())
+
+
+def _mod(body: str):
+    from asmevo.frontend.asm_parser import parse_asm
+    return parse_asm(f".text\nk:\n{body}", "k.s")
+
+
+def test_scalar_copy_kept_across_a_branch_is_proved():
+    # relational._refute_concretely skips random inputs on which the block's assumptions
+    # are false (mutant: the skip dropped -> 'orig.s9 == cand.s8' refuted on an input
+    # where the entry constraint s9 == s8 did not hold; no all-lanes retry restores a
+    # scalar fact, so the proof was lost)
+    from asmevo.verify.relational import EQUIVALENT, prove_relational
+    o = """
+  s_add_u32 s8, s2, 5
+  s_mov_b32 s9, s8
+  s_cmp_eq_u32 s3, 0
+  s_cbranch_scc1 .L1
+  s_add_u32 s10, s10, 1
+.L1:
+  v_mov_b32 v4, s9
+  global_store_dword v[2:3], v4, off
+  s_endpgm
+"""
+    c = o.replace("  s_mov_b32 s9, s8\n", "").replace("v_mov_b32 v4, s9", "v_mov_b32 v4, s8")
+    r = prove_relational(_mod(o).kernels[0], _mod(c).kernels[0], timeout_ms=4000)
+    assert r.status == EQUIVALENT, r.reason
+    assert "orig.s9 == cand.s8" in r.invariants[".L1"]["conjuncts"]
+    # control: the candidate storing s2 + 6 instead is not proved
+    bad = c.replace("s_add_u32 s8, s2, 5", "s_add_u32 s8, s2, 6")
+    r = prove_relational(_mod(o).kernels[0], _mod(bad).kernels[0], timeout_ms=4000)
+    assert r.status != EQUIVALENT
+
+
+def test_repeated_block_labels_still_give_windows():
+    # equiv.changed_windows: when label_map cannot match the labels one to one (a label
+    # repeated) but they are equal block by block, windows are compared without renaming
+    # (mutant: `lm = {}` dropped -> rename_labels(branch, None) raised TypeError)
+    from asmevo.verify.equiv import changed_windows, label_map
+    text = "  s_cbranch_scc1 .L1\n.L1:\n  s_nop 0\n.L1:\n  s_endpgm\n"
+    ko = _mod(text).kernels[0]
+    kc = _mod(text.replace("s_nop 0", "s_nop 1")).kernels[0]
+    assert label_map(ko, kc) is None
+    assert changed_windows(ko, kc) == ([(1, 0, 1, 1)], None)
+
+
+_LOADS = """
+  global_load_dword v4, v[2:3], off
+  ds_read_b32 v5, v1
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  v_add_u32_e32 v6, v4, v5
+  global_store_dword v[2:3], v6, off
+  s_endpgm
+"""
+
+
+def test_memory_operations_reordered_without_a_barrier_are_proved_by_z3():
+    # equiv._barrier_order_changed applies only to windows holding an s_barrier (mutant:
+    # `== "s_barrier"` -> `!=`: any reordered memory operation became 'cross-wave order',
+    # unknown-unsupported, and z3 never saw it)
+    from asmevo.verify.equiv import check_kernels
+    swapped = _LOADS.replace("  global_load_dword v4, v[2:3], off\n  ds_read_b32 v5, v1\n",
+                             "  ds_read_b32 v5, v1\n  global_load_dword v4, v[2:3], off\n")
+    assert swapped != _LOADS
+    v = check_kernels(_mod(_LOADS), _mod(swapped))
+    assert v.accepted, v.text()
+    # control: the same move across an s_barrier is the final unknown
+    o = _LOADS.replace("  ds_read_b32 v5, v1\n", "  s_barrier\n  ds_read_b32 v5, v1\n")
+    c = _LOADS.replace("  ds_read_b32 v5, v1\n", "  ds_read_b32 v5, v1\n  s_barrier\n")
+    v = check_kernels(_mod(o), _mod(c))
+    assert not v.accepted and "s_barrier" in v.text(), v.text()
