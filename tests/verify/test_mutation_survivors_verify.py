@@ -18,6 +18,7 @@ PEEPHOLES = [
     ("v_lshlrev_b32_e32 v1, 3, v2", ["v_mul_lo_u32 v1, v2, 8"]),
     ("v_lshlrev_b32_e32 v1, 6, v2", ["v_mul_lo_u32 v1, v2, 64"]),
     ("v_lshlrev_b32_e32 v1, 7, v2", []),            # 128 would need a literal
+    ("v_lshlrev_b32_e32 v1, -1, v2", []),           # (1 << -1 raises)
     ("v_sub_u32_e32 v1, v2, v3", ["v_subrev_u32_e32 v1, v3, v2"]),
     ("v_sub_u32_e32 v1, s2, v3", []),
     ("v_subrev_u32_e32 v1, v2, v3", ["v_sub_u32_e32 v1, v3, v2"]),
