@@ -290,15 +290,17 @@ class NumpyBackend(Backend):
         first), a quiet NaN gives the other operand, -0 < +0 (CDNA3 pseudocode)."""
         fa, fb = self._f(a), self._f(b)
         r = (np.fmax if is_max else np.fmin)(fa, fb).view(a.dtype)
-        # lanes where the operands are equal (incl. +-0) or unordered need the exact rules
-        special = ~((fa < fb) | (fa > fb))
-        if np.count_nonzero(special):
-            both0 = (fa == 0) & (fb == 0)
-            r = np.where(both0, (a & b) if is_max else (a | b), r)
+        # equal operands: +-0 by the sign bits; other equal values have identical bits
+        eq = fa == fb
+        if np.count_nonzero(eq):
+            r = np.where(eq, (a & b) if is_max else (a | b), r)
+        # unordered operands: a signaling NaN wins, quieted
+        nan_a, nan_b = np.isnan(fa), np.isnan(fb)
+        if np.count_nonzero(nan_a) or np.count_nonzero(nan_b):
             w = _w(a)
             q = a.dtype.type({16: 0x200, 32: 0x400000, 64: 0x8000000000000}[w])
-            sn_a = np.isnan(fa) & ((a & q) == 0)
-            sn_b = np.isnan(fb) & ((b & q) == 0)
+            sn_a = nan_a & ((a & q) == 0)
+            sn_b = nan_b & ((b & q) == 0)
             if np.count_nonzero(sn_a | sn_b):
                 r = np.where(sn_b, b | q, r)
                 r = np.where(sn_a, a | q, r)
