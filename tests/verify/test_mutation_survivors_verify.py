@@ -115,3 +115,20 @@ def test_memory_operations_reordered_without_a_barrier_are_proved_by_z3():
     c = _LOADS.replace("  ds_read_b32 v5, v1\n", "  ds_read_b32 v5, v1\n  s_barrier\n")
     v = check_kernels(_mod(o), _mod(c))
     assert not v.accepted and "s_barrier" in v.text(), v.text()
+
+
+@pytest.mark.parametrize("line,need", [
+    ("ds_write_b8 v0, v1 offset:100", 101),
+    ("ds_read_u16 v1, v0 offset:100", 102),
+    ("ds_write_b32 v0, v1 offset:100", 104),
+    ("ds_read_b64 v[2:3], v0 offset:100", 108),
+    ("ds_write_b96 v0, v[1:3] offset:100", 112),
+    ("ds_read_b128 v[4:7], v0 offset:100", 116),
+    ("ds_read2_b32 v[2:3], v0 offset0:3 offset1:9", 40),
+    ("ds_read2st64_b64 v[4:7], v0 offset0:1 offset1:2", 2 * 8 * 64 + 8),
+])
+def test_lds_requirement_counts_the_access_width(line, need):
+    # static.lds_requirement: offset + access width, per width token (mutant: b96 -> 11 bytes)
+    from asmevo.verify.static import lds_requirement
+    k = _mod(f"  {line}\n  s_endpgm\n").kernels[0]
+    assert lds_requirement(k)[0] == need
