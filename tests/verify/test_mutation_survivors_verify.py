@@ -132,3 +132,22 @@ def test_lds_requirement_counts_the_access_width(line, need):
     from asmevo.verify.static import lds_requirement
     k = _mod(f"  {line}\n  s_endpgm\n").kernels[0]
     assert lds_requirement(k)[0] == need
+
+
+def test_undecodable_word_reason_names_its_address_when_it_has_one():
+    # static._undecodable_words: " at 0x..." only for a word with an address (mutant:
+    # `is not None` -> `is`: the address was dropped, and a word without one raised)
+    from asmevo.ir.instruction import Instruction
+    from asmevo.ir.operands import Imm
+    from asmevo.verify.static import _undecodable_words
+
+    def kern(nop: int, address):
+        k = _mod(f"  s_nop {nop}\n  s_endpgm\n").kernels[0]
+        k.blocks[0].instructions.insert(1, Instruction(".long", [Imm(0xffffffff)], address=address))
+        return k
+
+    why = _undecodable_words(kern(1, 0x104), kern(0, 0x104))
+    assert why and "(.long 0xffffffff at 0x104)" in why
+    why = _undecodable_words(kern(1, None), kern(0, None))
+    assert why and "(.long 0xffffffff)" in why
+    assert _undecodable_words(kern(0, None), kern(0, None)) is None     # unchanged kernel
