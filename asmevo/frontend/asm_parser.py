@@ -37,10 +37,6 @@ import pathlib
 import re
 import sys
 
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
-                             UnexpectedToken, VisitError)
-
 from ..errors import AsmSyntaxError
 from ..ir.instruction import Instruction
 from ..ir.module import (AmdhsaKernel, BasicBlock, Directive, Kernel, LabelDef, MetadataBlock,
@@ -87,16 +83,16 @@ class _LineError(ValueError):
 _E_INT, _E_FLOAT, _E_IDENT, _E_LABEL, _E_OTHER = range(5)
 
 
-@v_args(inline=True)
-class _ToIR(Transformer):
-    """Build IR values while parsing (passed to Lark as ``transformer=``)."""
+class _ToIRMethods:
+    """Build IR values while parsing (the methods of the transformer passed to Lark as
+    ``transformer=``; Lark itself is imported only when a line needs it)."""
 
     # -- line ------------------------------------------------------------
     def start(self, *items):
         labels = []
         stmt = None
         for it in items:
-            if isinstance(it, Token):  # LABEL_DEF
+            if isinstance(it, str):  # LABEL_DEF (a lark Token)
                 labels.append(_intern(it.value[:-1].rstrip()))
             else:
                 stmt = it
@@ -292,13 +288,19 @@ class _ToIR(Transformer):
         return f
 
 
-_PARSER: Lark | None = None
+_PARSER = None
 
 
-def _parser() -> Lark:
-    """The line parser, built once per process (and cached on disk by Lark)."""
+def _parser():
+    """The Lark line parser, built once per process (and cached on disk by Lark); lark is
+    imported here, on the first line the fast path (:func:`_fast_line`) leaves to it."""
     global _PARSER
     if _PARSER is None:
+        from lark import Lark, Transformer, v_args
+
+        # lark decorates only a class's own methods (not inherited ones): copy them
+        methods = {k: v for k, v in vars(_ToIRMethods).items() if not k.startswith("__")}
+        _ToIR = v_args(inline=True)(type("_ToIR", (Transformer,), methods))
         _PARSER = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual",
                        transformer=_ToIR(), maybe_placeholders=True, cache=True,
                        propagate_positions=False)
@@ -357,6 +359,7 @@ def _shown(value: str) -> str:
 
 
 def _syntax_error(err: Exception, line_text: str, filename: str, lineno: int) -> AsmSyntaxError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
     if isinstance(err, UnexpectedCharacters):
         col = err.column
         ch = line_text[col - 1:col] if 0 < col <= len(line_text) else ""
@@ -397,6 +400,271 @@ def source_excerpt(line: str, column: int) -> str:
 
 
 # ---------------------------------------------------------------------------
+# Fast path: instruction lines in the shape llvm-objdump and clang print them
+# ---------------------------------------------------------------------------
+#
+# Real kernels are almost all lines like ``v_add_f32_e32 v0, v1, v2`` or
+# ``buffer_load_dword v1, v2, s[0:3], 0 offen offset:16``.  :func:`_fast_line` parses
+# those with the grammar's own terminal regexes (read from ``grammar.lark``) and builds
+# exactly the values the Lark transformer builds; anything else (labels, directives,
+# expressions, ``neg(``/``abs(``/``sext(``, comments, unusual spacing, errors) returns
+# ``None`` and goes to Lark, which stays the definition of the syntax and of its error
+# messages.  tests/frontend/test_fast_path.py compares the two on every corpus line.
+
+def _grammar_terminals() -> dict[str, str]:
+    out = {}
+    for ln in GRAMMAR_PATH.read_text().splitlines():
+        m = re.match(r"^([A-Z_]+)(?:\.\d+)?: /(.*)/$", ln)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+_T = _grammar_terminals()
+# After the mnemonic and after an operand, the contextual lexer accepts the modifier
+# terminals (FLAG, MODKEY), which outrank IDENT; after a comma it does not.
+_F_MOD = re.compile(rf"(?P<flag>{_T['FLAG']})|(?P<key>{_T['MODKEY']})")
+_F_BASE = re.compile(
+    rf"(?P<rr>{_T['REGRANGE']})|(?P<reg>{_T['REG']})|(?P<sp>{_T['SPECIAL']})"
+    rf"|(?P<fl>{_T['FLOAT']})|(?P<int>{_T['INT']})|(?P<id>{_T['IDENT']})")
+_F_INT = re.compile(rf"-?(?:{_T['INT']})")
+_F_IDENT = re.compile(_T["IDENT"])
+_F_REG_NAME = re.compile(r"(?:ttmp|[vsa])\d+")
+_F_SEP = re.compile(r"[ \t]*,[ \t]*")
+_F_MNEMONIC = re.compile(r"[ \t]*([a-z][a-z0-9_]*)(?: |$)")
+_F_BAD = re.compile(r"[\"/;*+%<>^~&\r\f\n]|neg\(|abs\(|sext\(")
+_F_NOT_NAME = frozenset({"neg", "abs", "sext"})
+
+
+def _fast_func_args(s: str, pos: int):
+    """``(a, b, c)`` from the ``(`` at ``pos``: (args tuple, position after ``)``) or None."""
+    pos += 1
+    args = []
+    n = len(s)
+    if pos < n and s[pos] == ")":
+        return (), pos + 1
+    while True:
+        m = _F_INT.match(s, pos)
+        if m:
+            t = m.group(0)
+            args.append(-_int(t[1:]) if t[0] == "-" else _int(t))
+        else:
+            m = _F_IDENT.match(s, pos)
+            if not m:
+                return None
+            args.append(m.group(0))
+        pos = m.end()
+        if pos < n and s[pos] == ")":
+            return tuple(args), pos + 1
+        m = _F_SEP.match(s, pos)
+        if not m:
+            return None
+        pos = m.end()
+
+
+def _fast_base(s: str, pos: int):
+    """A base operand at ``pos``: (value, end) or None."""
+    m = _F_BASE.match(s, pos)
+    if m is None:
+        return None
+    kind = m.lastgroup
+    end = m.end()
+    if kind == "id":
+        v = m.group(0)
+        if end < len(s) and s[end] == "(":
+            if v in _F_NOT_NAME or _F_REG_NAME.fullmatch(v):
+                return None
+            r = _fast_func_args(s, end)
+            if r is None:
+                return None
+            return Func(_intern(v), r[0]), r[1]
+        return (Expr(v) if "@" in v else Label(v)), end
+    if kind == "reg":
+        v = m.group(0)
+        if v[0] == "t":
+            return Reg("ttmp", int(v[4:])), end
+        return Reg(v[0], int(v[1:])), end
+    if kind == "rr":
+        v = m.group(0)
+        f = "ttmp" if v[0] == "t" else v[0]
+        inner = v[v.index("[") + 1:-1]
+        if ":" in inner:
+            lo, hi = inner.split(":")
+            lo, hi = int(lo), int(hi)
+        else:
+            lo = hi = int(inner)
+        if hi < lo:
+            return None
+        return Reg(f, lo, hi - lo + 1), end
+    if kind == "sp":
+        return Special(_intern(m.group(0))), end
+    if kind == "int":
+        t = m.group(0)
+        return Imm(_int(t), t), end
+    t = m.group(0)
+    return Imm(float(t), t), end
+
+
+def _fast_operand(s: str, pos: int):
+    """One operand (a base, ``-x``, ``|x|``, ``-|x|``, ``|-N|`` or ``f(..) g(..)``)."""
+    c = s[pos:pos + 1]
+    neg = c == "-"
+    if neg:
+        pos += 1
+        c = s[pos:pos + 1]
+    if c == "|":
+        r = _fast_operand_in_bars(s, pos + 1)
+        if r is None:
+            return None
+        b, pos = r
+        return Src(b, neg=neg, abs=True), pos
+    r = _fast_base(s, pos)
+    if r is None:
+        return None
+    b, pos = r
+    if neg:
+        if type(b) is Imm:
+            return Imm(-b.value, "-" + b.text), pos
+        return Src(b, neg=True), pos
+    if type(b) is Func and s.startswith(" ", pos):
+        # a FuncList: f(..) g(..)
+        items = [b]
+        while s.startswith(" ", pos):
+            m = _F_IDENT.match(s, pos + 1)
+            if m is None or not s.startswith("(", m.end()) or _F_MOD.match(s, pos + 1):
+                break
+            r = _fast_base(s, pos + 1)
+            if r is None or type(r[0]) is not Func:
+                return None
+            items.append(r[0])
+            pos = r[1]
+        if len(items) > 1:
+            return FuncList(tuple(items)), pos
+    return b, pos
+
+
+def _fast_operand_in_bars(s: str, pos: int):
+    neg = s.startswith("-", pos)
+    r = _fast_base(s, pos + neg)
+    if r is None:
+        return None
+    b, pos = r
+    if not s.startswith("|", pos) or type(b) is Func:
+        return None
+    if neg:
+        if type(b) is not Imm:
+            return None
+        b = Imm(-b.value, "-" + b.text)
+    return b, pos + 1
+
+
+def _fast_modval(s: str, pos: int):
+    m = _F_INT.match(s, pos)
+    if m:
+        t = m.group(0)
+        return (-_int(t[1:]) if t[0] == "-" else _int(t)), m.end()
+    if s.startswith("[", pos):
+        pos += 1
+        items = []
+        if s.startswith("]", pos):
+            return (), pos + 1
+        while True:
+            m = _F_INT.match(s, pos)
+            if m:
+                t = m.group(0)
+                items.append(-_int(t[1:]) if t[0] == "-" else _int(t))
+            else:
+                m = _F_IDENT.match(s, pos)
+                if m is None:
+                    return None
+                items.append(_intern(m.group(0)))
+            pos = m.end()
+            if s.startswith("]", pos):
+                return tuple(items), pos + 1
+            m = _F_SEP.match(s, pos)
+            if m is None:
+                return None
+            pos = m.end()
+    m = _F_IDENT.match(s, pos)
+    if m is None:
+        return None
+    v = m.group(0)
+    end = m.end()
+    if s.startswith("(", end):
+        if v in _F_NOT_NAME:
+            return None
+        r = _fast_func_args(s, end)
+        if r is None:
+            return None
+        return Func(_intern(v), r[0]), r[1]
+    return _intern(v), end
+
+
+def _fast_line(key: str):
+    """:func:`parse_line`'s result for a plain instruction line, or None (use Lark)."""
+    m = _F_MNEMONIC.match(key)
+    if m is None or _F_BAD.search(key):
+        return None
+    s = key
+    pos = m.end()
+    n = len(s)
+    operands = []
+    mods = []
+    after_comma = False
+    while pos < n:
+        if not after_comma:
+            mm = _F_MOD.match(s, pos)
+            if mm is not None:
+                break
+        r = _fast_operand(s, pos)
+        if r is None:
+            return None
+        op, pos = r
+        operands.append(op)
+        if pos == n:
+            break
+        c = s[pos]
+        if c == ",":
+            if not s.startswith(", ", pos):
+                return None
+            pos += 2
+            after_comma = True
+            if pos >= n:
+                return None
+        elif c == " ":
+            pos += 1
+            if pos >= n or _F_MOD.match(s, pos) is None:
+                return None
+            break
+        else:
+            return None
+    while pos < n:
+        mm = _F_MOD.match(s, pos)
+        if mm is None:
+            return None
+        end = mm.end()
+        if mm.lastgroup == "flag":
+            mods.append((_intern(mm.group(0)), True))
+        else:
+            r = _fast_modval(s, end)
+            if r is None:
+                return None
+            mods.append((_intern(mm.group(0)[:-1]), r[0]))
+            end = r[1]
+        if end == n:
+            break
+        if s[end] != " " or end + 1 >= n:
+            return None
+        pos = end + 1
+    opcode = _intern(m.group(1))
+    ops = tuple(operands)
+    if opcode.startswith("v_") and not opcode.endswith(_VARIANTS):
+        from .typecheck import select_encoding
+        opcode = _intern(select_encoding(opcode, ops, mods))
+    return (), ("i", opcode, ops, tuple(mods), _is_terminator(opcode))
+
+
+# ---------------------------------------------------------------------------
 # Per-line parsing with memoisation
 # ---------------------------------------------------------------------------
 
@@ -432,10 +700,14 @@ def parse_line(line: str, filename: str = "<input>", lineno: int = 1) -> tuple:
     r = _LINE_CACHE.get(key)
     if r is not None:
         return r
-    try:
-        r = _parser().parse(key)
-    except (UnexpectedInput, VisitError, _LineError) as e:
-        raise _syntax_error(e, key, filename, lineno) from None
+    r = _fast_line(key)
+    if r is None:
+        parser = _parser()
+        from lark.exceptions import UnexpectedInput, VisitError
+        try:
+            r = parser.parse(key)
+        except (UnexpectedInput, VisitError, _LineError) as e:
+            raise _syntax_error(e, key, filename, lineno) from None
     if len(_LINE_CACHE) >= _CACHE_LIMIT:
         _LINE_CACHE.clear()
     _LINE_CACHE[key] = r
