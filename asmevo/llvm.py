@@ -86,9 +86,13 @@ def crash_reason(stderr: str, returncode: int) -> str | None:
 
 def run_process(argv: list[str], *, input: bytes | str | None = None, what: str | None = None,
                 file: str | None = None, timeout: float | None = -1.0,
-                cwd: str | None = None) -> subprocess.CompletedProcess:
+                cwd: str | None = None, stdout_file: str | None = None) -> subprocess.CompletedProcess:
     """Run ``argv`` with captured output, bounded in time; return the completed process
     (whatever its exit status: the caller reads the diagnostics).
+
+    ``stdout_file``: a path the tool's standard output goes to (read back into the result's
+    ``stdout``); for megabytes of output (an objdump listing) a file costs a fraction of the
+    CPU and time of a pipe, which wakes both processes for every 64 KiB.
 
     ``timeout``: seconds, ``None`` for no limit, default :func:`tool_timeout`.  The process
     runs in a new session (its own process group); on timeout the whole group is killed.
@@ -102,12 +106,19 @@ def run_process(argv: list[str], *, input: bytes | str | None = None, what: str 
         timeout = tool_timeout()
     text = isinstance(input, str)
     name = what or os.path.basename(argv[0])
+    sink = None
     try:
+        if stdout_file is not None:
+            sink = open(stdout_file, "wb")
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text,
+                                stdout=subprocess.PIPE if sink is None else sink,
+                                stderr=subprocess.PIPE, text=text,
                                 start_new_session=True, cwd=cwd)
     except OSError as e:
         raise ToolFailedError(f"cannot run {name}: {e.strerror or e}", file=file) from None
+    finally:
+        if sink is not None:
+            sink.close()
     try:
         out, err = proc.communicate(input, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -119,6 +130,9 @@ def run_process(argv: list[str], *, input: bytes | str | None = None, what: str 
     except BaseException:
         _kill_group(proc)
         raise
+    if stdout_file is not None:
+        with open(stdout_file, "r" if text else "rb") as f:
+            out = f.read()
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
@@ -161,10 +175,13 @@ def find_tool(name: str) -> str:
         ToolNotFoundError: no LLVM >= 17 copy of the tool was found.
     """
     env = os.environ.get("ASMEVO_LLVM_BIN")
+    # /usr/lib/llvm-NN/bin holds LLVM NN (Debian/Ubuntu packaging), NN >= 17 by _VERSIONS:
+    # no need to start the tool for --version (two of them per dis or asm command)
+    versioned = {f"/usr/lib/llvm-{v}/bin" for v in _VERSIONS if v >= 17}
     for d in _candidate_dirs():
         p = os.path.join(d, name)
         if os.path.isfile(p) and os.access(p, os.X_OK):
-            if d == env or _version_ok(p):
+            if d == env or d in versioned or _version_ok(p):
                 return p
     for cand in [name] + [f"{name}-{v}" for v in _VERSIONS]:
         p = shutil.which(cand)
@@ -175,7 +192,7 @@ def find_tool(name: str) -> str:
 
 def run_tool(name: str, args: list[str], *, input: bytes | str | None = None,
              what: str | None = None, timeout: float | None = -1.0,
-             file: str | None = None) -> subprocess.CompletedProcess:
+             file: str | None = None, stdout_file: str | None = None) -> subprocess.CompletedProcess:
     """Run LLVM tool ``name`` with ``args``, bounded by :func:`tool_timeout` (or
     ``timeout`` seconds; ``None``: no limit); return the completed process.
 
@@ -186,7 +203,8 @@ def run_tool(name: str, args: list[str], *, input: bytes | str | None = None,
         ToolFailedError: it exited non-zero (message = its stderr, prefixed by ``what``).
     """
     exe = find_tool(name)
-    proc = run_process([exe, *args], input=input, what=what or name, file=file, timeout=timeout)
+    proc = run_process([exe, *args], input=input, what=what or name, file=file, timeout=timeout,
+                       stdout_file=stdout_file)
     if proc.returncode != 0:
         err = proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode(errors="replace")
         why = crash_reason(err, proc.returncode)

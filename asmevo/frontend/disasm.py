@@ -23,6 +23,7 @@ are marked ``raw`` and printed as ``.long`` words.
 from __future__ import annotations
 
 import copy
+import gc
 import io
 import os
 import re
@@ -44,6 +45,10 @@ from .descriptor import KernelDescriptor
 from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, decode_metadata, iter_notes, to_yaml
 
 _LINE = re.compile(r"^\t(.*?)\s*// ([0-9A-Fa-f]+): ((?:[0-9A-Fa-f]{8} ?)+)(?:\s*<(.*)>)?\s*$")
+_FAST_LINE = re.compile(r"^\t([^/\n]*)// ([0-9A-Fa-f]+): ((?:[0-9A-Fa-f]{8} ?)+)(?:[ \t]*(<.*>))?[ \t]*$",
+                        re.M)
+#: ASCII characters other than \n that end a line for str.splitlines or are whitespace for \s
+_ODD_SPACE = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
 _HEADER = re.compile(r"^([0-9a-fA-F]+) <(.*)>:\s*$")
 _U32 = "I" if array("I").itemsize == 4 else "L"
 _TERMINATORS = frozenset({"s_branch", "s_setpc_b64", "s_endpgm", "s_endpgm_saved",
@@ -56,7 +61,7 @@ _SKIP_SECTIONS = frozenset({".text", ".relro_padding", ".dynamic"})
 _VIS = {"STV_PROTECTED": ".protected", "STV_HIDDEN": ".hidden", "STV_INTERNAL": ".internal"}
 
 
-@dataclass
+@dataclass(slots=True)
 class ListingEntry:
     """One instruction line of the objdump listing: address, text, encoding bytes."""
 
@@ -72,20 +77,38 @@ def objdump_listing(path: str) -> list[ListingEntry]:
     Raises:
         ToolNotFoundError / ToolFailedError: llvm-objdump is missing or failed.
     """
-    out = run_tool("llvm-objdump", ["-d", "-z", f"--mcpu={MCPU}", "-j", ".text", path],
-                   what="llvm-objdump").stdout.decode(errors="replace")
-    match = _LINE.match
-    rows = [m.groups() for m in map(match, out.splitlines()) if m is not None]
+    fd, listing = tempfile.mkstemp(prefix="asmevo-objdump-", suffix=".txt")
+    os.close(fd)
+    try:  # through a file: a pipe costs more CPU and time for megabytes of listing
+        out = run_tool("llvm-objdump", ["-d", "-z", f"--mcpu={MCPU}", "-j", ".text", path],
+                       what="llvm-objdump", stdout_file=listing).stdout.decode(errors="replace")
+    finally:
+        os.unlink(listing)
+    # One scan of the whole listing with a regex that needs no backtracking over the padding
+    # before ``//``; it finds what _LINE finds (the text before the first ``//``, stripped
+    # below) when the listing is plain ASCII lines and every line starting with a tab
+    # matches it, else each line goes to _LINE.
+    rows = None
+    fast = out.isascii() and not any(c in out for c in _ODD_SPACE)
+    if fast:
+        rows = _FAST_LINE.findall(out)  # the comment group is "<sym>" or ""
+        fast = len(rows) == out.count("\n\t") + out.startswith("\t")
+    if not fast:
+        match = _LINE.match
+        rows = [m.groups() for m in map(match, out.splitlines()) if m is not None]
     # all encoding words at once: hex text is big-endian per word, the bytes little-endian
     words = array(_U32, bytes.fromhex("".join([r[2] for r in rows]).replace(" ", "")))
     if sys.byteorder == "little":
         words.byteswap()
     data = words.tobytes()
     entries = []
+    append = entries.append
     pos = 0
     for text, addr, hexwords, comment in rows:
-        n = len(hexwords.replace(" ", "")) // 2  # 8 hex digits per 4-byte word
-        entries.append(ListingEntry(int(addr, 16), text.strip(), data[pos:pos + n], comment))
+        n = (len(hexwords) + 1) // 9 * 4  # 8 hex digits per 4-byte word, blank-separated
+        if fast:
+            comment = comment[1:-1] if comment else None
+        append(ListingEntry(int(addr, 16), text.strip(), data[pos:pos + n], comment))
         pos += n
     return entries
 
@@ -235,16 +258,25 @@ class _Builder:
     def make_instructions(self) -> list[Instruction]:
         from .asm_parser import parse_instruction
         insts = []
+        append = insts.append
+        parsed: dict[str, tuple | None] = {}  # listing text -> (opcode, operands, modifiers)
         for e in self.entries:
-            try:
-                inst = parse_instruction(e.text)
-                inst.line = None
-            except AsmevoError:
-                op, _, rest = e.text.partition(" ")
-                inst = Instruction(op, [Expr(rest.strip())] if rest.strip() else [], raw=True)
-            inst.address = e.address
-            inst.encoding = e.encoding
-            insts.append(inst)
+            t = e.text
+            r = parsed.get(t, False)
+            if r is False:
+                try:
+                    i = parse_instruction(t)
+                    r = (i.opcode, i.operands, i.modifiers)
+                except AsmevoError:
+                    r = None
+                parsed[t] = r
+            if r is not None:
+                inst = Instruction(r[0], r[1], r[2], encoding=e.encoding, address=e.address)
+            else:
+                op, _, rest = t.partition(" ")
+                inst = Instruction(op, [Expr(rest.strip())] if rest.strip() else [], raw=True,
+                                   encoding=e.encoding, address=e.address)
+            append(inst)
         return insts
 
     def build_text(self) -> None:
@@ -696,19 +728,29 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
         CodeObjectError: bad input file (see :func:`read_code_object`).
         ToolNotFoundError / ToolFailedError: llvm-objdump / llvm-mc missing or failed.
     """
-    co = code_object if isinstance(code_object, CodeObject) else read_code_object(code_object)
-    entries = objdump_listing(co.path)
-    b = _Builder(co, entries)
-    b.check_listing()
-    b.items.append(Directive(".amdgcn_target", f'"{co.target_id}"'))
-    b.items.append(Directive(".amdhsa_code_object_version", str(co.code_object_version)))
-    b.build_text()
-    b.build_data()
-    b.build_metadata()
-    module = Module(b.items, source=co.path, code_object=co)
-    if check:
-        _check(module, b)
-    return module
+    # The cyclic garbage collector is paused meanwhile: a large kernel makes some 100,000
+    # objects that all stay alive, and the collections they trigger (each walking every
+    # object made so far) cost about a third of the time; any cyclic garbage is collected
+    # when the collector runs again.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        co = code_object if isinstance(code_object, CodeObject) else read_code_object(code_object)
+        entries = objdump_listing(co.path)
+        b = _Builder(co, entries)
+        b.check_listing()
+        b.items.append(Directive(".amdgcn_target", f'"{co.target_id}"'))
+        b.items.append(Directive(".amdhsa_code_object_version", str(co.code_object_version)))
+        b.build_text()
+        b.build_data()
+        b.build_metadata()
+        module = Module(b.items, source=co.path, code_object=co)
+        if check:
+            _check(module, b)
+        return module
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _quick_check(module: Module, b: _Builder) -> bool:
@@ -734,18 +776,15 @@ def _quick_check(module: Module, b: _Builder) -> bool:
     # a non-branch instruction prints as every other one parsed from the same listing text
     # (only branch operands are rewritten, to labels): print one per listing text
     insts, texts = [], []
-    by_listing: dict[str, str] = {}
+    by_listing: dict[str, str | None] = {}  # listing text -> printed text, None for a branch
     for inst, e in zip(b.insts, b.entries):
         if inst.raw:
             continue
         insts.append(inst)
-        if is_branch(inst.opcode):
-            texts.append(print_instruction(inst))
-        else:
-            t = by_listing.get(e.text)
-            if t is None:
-                t = by_listing[e.text] = print_instruction(inst)
-            texts.append(t)
+        t = by_listing.get(e.text, False)
+        if t is False:
+            t = by_listing[e.text] = None if is_branch(inst.opcode) else print_instruction(inst)
+        texts.append(print_instruction(inst) if t is None else t)
     label_at: dict[str, int] = {}
     for it in module.items:
         if isinstance(it, Kernel):
@@ -759,22 +798,26 @@ def _quick_check(module: Module, b: _Builder) -> bool:
         return False
     if len(encs) != len(distinct):
         return False
+    # per distinct text: its bytes, or None when a fixup fills some (checked per instruction)
+    bytes_of = {t: (bytes(enc) if None not in enc else None) for t, enc in zip(distinct, encs)}
     enc_of = dict(zip(distinct, encs))
     for inst, t in zip(insts, texts):
+        want = bytes_of[t]
+        if want is not None:
+            if want != inst.encoding:
+                return False
+            continue
         enc = enc_of[t]
         orig = inst.encoding
         if len(enc) != len(orig):
             return False
-        if None in enc:
-            if any(x is not None and x != o for x, o in zip(enc, orig)):
-                return False
-            lab = inst.operands[-1] if inst.operands else None
-            if not (is_branch(inst.opcode) and isinstance(lab, Label) and not lab.addend):
-                return False
-            tgt = branch_target(inst.address, orig)
-            if b.labels.get(tgt) != lab.name or label_at.get(lab.name) != tgt:
-                return False
-        elif bytes(enc) != orig:
+        if any(x is not None and x != o for x, o in zip(enc, orig)):
+            return False
+        lab = inst.operands[-1] if inst.operands else None
+        if not (is_branch(inst.opcode) and isinstance(lab, Label) and not lab.addend):
+            return False
+        tgt = branch_target(inst.address, orig)
+        if b.labels.get(tgt) != lab.name or label_at.get(lab.name) != tgt:
             return False
     # 2. layout, descriptors and metadata, repaired as the whole-module check repairs them
     t = co.text
