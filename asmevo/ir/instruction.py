@@ -124,9 +124,9 @@ class Instruction:
         """Assembly text without leading tab: ``v_add_f32_e32 v0, v1, v2``."""
         s = self.opcode
         if self.operands:
-            s += " " + ", ".join(str(o) for o in self.operands)
+            s += " " + ", ".join(map(str, self.operands))
         if self.modifiers:
-            s += " " + " ".join(format_modifier(n, v) for n, v in self.modifiers)
+            s += " " + " ".join([format_modifier(n, v) for n, v in self.modifiers])
         return s
 
     def __str__(self) -> str:

@@ -30,8 +30,16 @@ def print_block(block: BasicBlock, out: io.StringIO) -> None:
         out.write("\t" + d.text() + "\n")
     if block.label:
         out.write(block.label + ":\n")
+    lines = []
+    append = lines.append
     for inst in block.instructions:
-        out.write(print_instruction(inst) + "\n")
+        if inst.raw and inst.encoding is not None:
+            append(print_instruction(inst))
+        else:
+            append("\t" + inst.text())
+    if lines:
+        lines.append("")
+        out.write("\n".join(lines))
 
 
 def print_kernel(kernel: Kernel, out: io.StringIO) -> None:
