@@ -14,6 +14,21 @@ independent work), ``hoist-load`` (a load as early as its operands allow, raisin
 first instruction that needs it), ``wait-weaken`` / ``wait-strengthen`` (one counter +1/-1),
 ``wait-merge`` (adjacent waits into one), ``nop-trim`` (remove or shorten an ``s_nop``),
 ``e32`` (an ``_e64`` VOP form as its shorter ``_e32`` encoding when it type-checks).
+
+Moves that allocate registers take a fourth argument, a
+:class:`~asmevo.evolve.mutations_rename.MoveEnv` (K0 and the kernel name: EXEC-aware
+liveness by position, the register budget of the descriptor/metadata, the ABI registers);
+each lives in its own module:
+
+* ``rename`` (:mod:`.mutations_rename`): one value (a def and its reads up to its end in the
+  block) to a free, aligned register of the same width inside the allocation, never an ABI
+  register, never EXEC/VCC/M0/SCC; breaks WAR/WAW dependences for ``move``/``hoist-load``;
+* ``interleave`` (:mod:`.mutations_interleave`): a chain ``acc = acc op x`` split over two
+  accumulators, only for exact integer ops (``v_add_u32``, ``v_and/or/xor_b32``,
+  ``v_max/min_{i,u}32``, ``v_mul_lo_u32``), never float add/FMA/max/min;
+* ``widen`` (:mod:`.mutations_widen`): two accesses of one base at adjacent offsets as one
+  (``s_load_dword*``, ``global_load/store_dword*``) or as ``ds_read2``/``ds_write2``, the
+  destinations renamed to an aligned tuple when needed, ``s_waitcnt`` counts adjusted.
 """
 
 from __future__ import annotations
@@ -22,13 +37,25 @@ from ..ir.instruction import Instruction
 from ..ir.operands import Imm
 
 MOVES: dict = {}
+#: moves that also take a :class:`asmevo.evolve.mutations_rename.MoveEnv` (K0, kernel name:
+#: liveness, register budget, ABI registers) as a fourth argument
+NEEDS_ENV: set = set()
 
 
-def move(name):
+def move(name, env: bool = False):
     def deco(fn):
         MOVES[name] = fn
+        if env:
+            NEEDS_ENV.add(name)
         return fn
     return deco
+
+
+def call_move(name, blocks, hot, rng, env=None):
+    """Run move ``name``; a move that needs an environment finds nothing without one."""
+    if name in NEEDS_ENV:
+        return MOVES[name](blocks, hot, rng, env) if env is not None else None
+    return MOVES[name](blocks, hot, rng)
 
 
 # -- instruction facts ----------------------------------------------------------------
@@ -310,3 +337,8 @@ def e32(blocks, hot, rng):
     nb = _copy(blocks)
     nb[bi].instructions[i] = new
     return nb, {"move": "e32", "index": g, "old": x.text(), "new": new.text()}
+
+
+# the register-allocating moves live in their own modules (one concept each); importing
+# them registers them
+from . import mutations_rename  # noqa: E402,F401

@@ -164,15 +164,26 @@ class MutateOperator(Operator):
     name = "mutate"
     tries = 12
 
+    def __init__(self, config=None):
+        super().__init__(config)
+        self._env = None         # MoveEnv of (K0, kernel): liveness, register budget, ABI
+
+    def env(self, ctx):
+        from .mutations_rename import MoveEnv
+        if self._env is None or self._env.k0 is not ctx.k0 or self._env.kernel_name != ctx.kernel:
+            self._env = MoveEnv(ctx.k0, ctx.kernel)
+        return self._env
+
     def propose(self, parent, rng, ctx):
-        from .mutations import MOVES
+        from .mutations import MOVES, call_move
         n = sum(len(b.instructions) for b in parent.blocks)
         hot = hot_indices(parent, n)
         base = _violations(ctx, parent.blocks)
         names = sorted(MOVES)
+        env = self.env(ctx)
         for _ in range(self.tries):
             mv = rng.choice(names)
-            out = MOVES[mv](parent.blocks, hot, rng)
+            out = call_move(mv, parent.blocks, hot, rng, env)
             if out is None:
                 continue
             blocks, desc = out
