@@ -341,4 +341,4 @@ def e32(blocks, hot, rng):
 
 # the register-allocating moves live in their own modules (one concept each); importing
 # them registers them
-from . import mutations_interleave, mutations_rename  # noqa: E402,F401
+from . import mutations_interleave, mutations_rename, mutations_widen  # noqa: E402,F401
