@@ -114,6 +114,8 @@ def run_agent(cmd: str, task: dict, timeout: float) -> dict:
         ans = json.loads(out.decode(errors="replace"))
     except ValueError as e:
         raise OperatorFailure(f"malformed answer: not JSON ({e})") from None
+    except RecursionError:
+        raise OperatorFailure("malformed answer: JSON nested too deeply") from None
     if not isinstance(ans, dict):
         raise OperatorFailure("malformed answer: not a JSON object")
     if ans.get("schema", ANSWER_SCHEMA) != ANSWER_SCHEMA:

@@ -42,17 +42,60 @@ class EditError(AsmevoError):
     """A window-edit file that cannot be read, parsed or applied."""
 
 
+#: Deepest nesting of arrays/objects an edit file may have (a real one needs 4: the object,
+#: "edits", an edit, its "asm"/"expect" list); json would recurse until Python's limit.
+MAX_EDIT_DEPTH = 32
+_EXPECTED = 'expected an object {"kernel": ..., "edits": [{"from", "to", "expect", "asm"}, ...]}'
+
+
+def _check_depth(text: str, path: str) -> None:
+    """Refuse nesting deeper than :data:`MAX_EDIT_DEPTH`, located at the bracket that goes
+    too deep (before ``json.loads`` would raise RecursionError)."""
+    depth = 0
+    in_str = esc = False
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_EDIT_DEPTH:
+                line = text.count("\n", 0, i) + 1
+                col = i - (text.rfind("\n", 0, i) + 1) + 1
+                raise EditError(f"edit file nested more than {MAX_EDIT_DEPTH} levels deep; "
+                                + _EXPECTED, file=path, line=line, column=col)
+        elif ch in "]}":
+            depth -= 1
+
+
 def _load(path: str) -> dict:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as e:
         raise EditError(f"cannot read edit file: {e.strerror}", file=path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise EditError(f"edit file is not UTF-8 text (byte {raw[e.start]:#04x} at offset "
+                        f"{e.start}); {_EXPECTED}", file=path) from None
+    _check_depth(text, path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise EditError(f"invalid JSON: {e.msg}", file=path, line=e.lineno,
                         column=e.colno) from None
+    except RecursionError:
+        raise EditError(f"edit file nested too deeply; {_EXPECTED}", file=path) from None
+    except ValueError:   # an integer literal of more digits than Python converts
+        raise EditError(f"invalid JSON: a number literal too long to read; {_EXPECTED}",
+                        file=path) from None
     if isinstance(data, dict) and "edits" not in data and "asm" in data:
         data = {"kernel": data.get("kernel"), "edits": [data]}
     if not isinstance(data, dict) or not isinstance(data.get("edits"), list) \
