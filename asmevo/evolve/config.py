@@ -9,7 +9,9 @@ or under an ``[evolve]`` table::
     [evolve.islands]          # nested tables are flattened: islands_count = 4
     count = 4
 
-Unknown keys and wrong types are bad input (exit 2).
+Unknown keys, wrong types and bad values are bad input (exit 2), reported in one message that
+names the file and the key as written (``islands.count``) with its line, or the line:column of
+a TOML syntax error; a bad value given by a flag names the flag.
 """
 
 from __future__ import annotations
@@ -20,6 +22,19 @@ import tomllib
 from dataclasses import dataclass, field, fields
 
 from ..errors import AsmevoError
+
+
+class BadOption(AsmevoError):
+    """A bad option value; ``key`` names the option (``load_config`` says where it was set)."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"bad option {key}: {message}")
+        self.key = key
+        self.detail = message
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 #: built-in operator names (``--operators``); ``agent`` is added by ``--agent CMD``
 BUILTIN_OPERATORS = ("passes", "mutate", "crossover")
@@ -63,40 +78,49 @@ class EvolveConfig:
     quiet: bool = False
 
     def validate(self) -> "EvolveConfig":
-        def bad(msg):
-            raise AsmevoError(f"bad option: {msg}")
+        """Check every value; raises :class:`BadOption` naming the key (``load_config`` adds
+        where the value came from: the config file and its line, or the flag)."""
+        def bad(key, msg):
+            raise BadOption(key, msg)
         if self.require not in ("proved", "tested"):
-            bad(f"require must be 'proved' or 'tested', not {self.require!r}")
+            bad("require", f"must be 'proved' or 'tested', not {self.require!r}")
         if self.executor not in ("local", "ray"):
-            bad(f"executor must be 'local' or 'ray', not {self.executor!r}")
+            bad("executor", f"must be 'local' or 'ray', not {self.executor!r}")
         for k in ("budget", "jobs", "batch", "trials", "final_trials", "islands", "island_size",
-                  "migration_interval", "stagnation", "max_steps_factor", "ucb_window"):
+                  "migration_interval", "stagnation", "max_steps_factor", "ucb_window",
+                  "z3_timeout_ms"):
             v = getattr(self, k)
             if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "budget" else 1):
-                bad(f"{k} must be a positive integer, not {v!r}")
+                bad(k, f"must be a {'non-negative' if k == 'budget' else 'positive'} integer, "
+                       f"not {v!r}")
+        for k, lo, what in (("time", 0, "positive"), ("target_speedup", 0, "positive"),
+                            ("agent_timeout", 0, "positive"), ("ucb_c", None, "non-negative")):
+            v = getattr(self, k)
+            if v is None and k in ("time", "target_speedup"):
+                continue
+            if not _is_number(v) or v != v or (v <= lo if lo is not None else v < 0):
+                bad(k, f"must be a {what} number, not {v!r}")
         dev = str(self.device or "emu").strip().lower()
         m = re.fullmatch(r"(emu|emulator)|hip(?::([0-9]+))?", dev)
         if not isinstance(self.device, str) or not m:
-            bad(f"device must be 'emu' or 'hip[:N]', not {self.device!r}")
+            bad("device", f"must be 'emu' or 'hip[:N]', not {self.device!r}")
         self.device = "emu" if m.group(1) else f"hip:{int(m.group(2) or 0)}"
         from ..device.timing import AcceptRule
         ts = self.timing_samples
         if not isinstance(ts, int) or isinstance(ts, bool) or ts < AcceptRule.min_samples:
-            bad(f"timing_samples must be an integer >= {AcceptRule.min_samples} (the acceptance "
-                f"rule's minimum), not {ts!r}")
-        if self.agent_timeout <= 0:
-            bad("agent_timeout must be positive")
+            bad("timing_samples", f"must be an integer >= {AcceptRule.min_samples} (the "
+                                  f"acceptance rule's minimum), not {ts!r}")
         ops = list(self.operators)
         known = set(BUILTIN_OPERATORS) | {"agent"}
         for o in ops:
-            if o not in known:
-                bad(f"unknown operator {o!r}; known: {', '.join(sorted(known))}")
+            if not isinstance(o, str) or o not in known:
+                bad("operators", f"unknown operator {o!r}; known: {', '.join(sorted(known))}")
         if self.agent and "agent" not in ops:
             ops.append("agent")
         if "agent" in ops and not self.agent:
-            bad("operator 'agent' needs --agent CMD")
+            bad("operators", "operator 'agent' needs --agent CMD")
         if not ops:
-            bad("no operator enabled")
+            bad("operators", "no operator enabled")
         self.operators = ops
         return self
 
@@ -125,69 +149,217 @@ def parse_duration(text) -> float:
     return float(m.group(1)) * _UNITS[m.group(2) or ""]
 
 
-def _flatten(d: dict, prefix: str = "") -> dict:
+def _flatten(d: dict, prefix: str = "", path: tuple = ()) -> dict:
+    """Nested tables flattened: ``{key_with_underscores: (value, path as written)}``."""
     out = {}
     for k, v in d.items():
         key = (prefix + "_" if prefix else "") + k.replace("-", "_")
         if isinstance(v, dict):
-            out.update(_flatten(v, key))
+            out.update(_flatten(v, key, path + (k,)))
         else:
-            out[key] = v
+            out[key] = (v, path + (k,))
     return out
+
+
+def _dotted(path: tuple) -> str:
+    return ".".join(p if re.fullmatch(r"[A-Za-z0-9_-]+", p) else '"' + p + '"' for p in path)
+
+
+def _key_parts(text: str) -> list[str] | None:
+    """The parts of a TOML (dotted) key as written, or None when ``text`` is not a key."""
+    parts = []
+    for m in re.finditer(r'\s*(?:"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_-]+))\s*(\.|$)', text):
+        parts.append(next(g for g in m.groups()[:3] if g is not None))
+        if m.group(4) == "":
+            return parts
+    return None
+
+
+def _locate_key(text: str, path: tuple) -> tuple[int | None, int | None]:
+    """Line and column (1-based) where the key ``path`` is set in the TOML ``text``, when a
+    plain line scan finds it (table headers and ``key = value`` lines); else (None, None)."""
+    table: list[str] = []
+    want = list(path)
+    for ln, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        m = re.match(r"\[\[?([^\[\]]*)\]\]?", stripped)
+        if m and not stripped.startswith("[["):
+            table = _key_parts(m.group(1)) or []
+            continue
+        if m:
+            table = ["[["]       # arrays of tables hold no option
+            continue
+        k, eq, _ = line.partition("=")
+        parts = _key_parts(k) if eq else None
+        if parts and table + parts == want:
+            return ln, len(line) - len(line.lstrip()) + 1
+    return None, None
+
+
+def _toml_position(e: Exception, text: str) -> tuple[str, int | None, int | None]:
+    """(message, line, column) of a TOMLDecodeError (attributes from Python 3.14, else the
+    ``(at line L, column C)`` / ``(at end of document)`` suffix of its message)."""
+    msg = str(getattr(e, "msg", None) or e)
+    ln, col = getattr(e, "lineno", None), getattr(e, "colno", None)
+    m = re.search(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)\s*$", msg)
+    if m:
+        msg = msg[:m.start()]
+        if ln is None and m.group(1):
+            ln, col = int(m.group(1)), int(m.group(2))
+    if ln is None:   # end of document
+        lines = text.split("\n")
+        ln, col = len(lines), len(lines[-1]) + 1
+    return msg, ln, col
+
+
+def _line_col(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    return line, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+
+
+#: flag spelling of a config key in messages
+def _flag(key: str) -> str:
+    return "K.co" if key == "kernel_file" else "--" + key.replace("_", "-")
 
 
 def load_config(path: str | None, overrides: dict | None = None) -> EvolveConfig:
     """Defaults, then the TOML file at ``path``, then ``overrides`` (flags given on the
     command line; None values mean "not given").
 
+    Every error names where the bad value came from: the file, with ``line:column`` for
+    TOML syntax errors and the line of the key for a bad key or value (when found), or the
+    flag.
+
     Raises:
         AsmevoError: unreadable or malformed TOML, unknown key, wrong type, bad value.
     """
     values: dict = {}
+    where: dict = {}        # key -> (key as written, line, column) for values of the file
     if path:
         try:
             with open(path, "rb") as f:
-                doc = tomllib.load(f)
+                data = f.read()
         except OSError as e:
             raise AsmevoError(f"cannot read config: {e.strerror}", file=path) from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            ln, col = _line_col(data, e.start)
+            raise AsmevoError(f"config is not UTF-8 text (byte {data[e.start]:#04x}); expected "
+                              "a TOML file", file=path, line=ln, column=col) from None
+        try:
+            doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            raise AsmevoError(f"config is not valid TOML: {e}", file=path) from None
-        if isinstance(doc.get("evolve"), dict):
-            rest = {k: v for k, v in doc.items() if k != "evolve"}
-            doc = {**rest, **doc["evolve"]}
-        values = _flatten(doc)
-        if "islands_count" in values:
-            values["islands"] = values.pop("islands_count")
+            msg, ln, col = _toml_position(e, text)
+            raise AsmevoError(f"config is not valid TOML: {msg}", file=path, line=ln,
+                              column=col) from None
+        flat = _flatten({k: v for k, v in doc.items() if k != "evolve"})
+        ev = doc.get("evolve")
+        if isinstance(ev, dict):
+            flat.update(_flatten(ev, "", ("evolve",)))
+        elif "evolve" in doc:
+            ln, col = _locate_key(text, ("evolve",))
+            raise AsmevoError(f"config key 'evolve': wrong type: expected a table of options "
+                              f"([evolve]), got {_toml_type(ev)}", file=path, line=ln,
+                              column=col)
+        if "islands_count" in flat:
+            flat["islands"] = flat.pop("islands_count")
         names = {f.name: f for f in fields(EvolveConfig)}
-        for k, v in values.items():
+        for k, (v, kpath) in flat.items():
+            shown = _dotted(kpath)
+            ln, col = _locate_key(text, kpath)
             if k not in names:
-                raise AsmevoError(f"unknown config key {k!r}; known keys: "
-                                  f"{', '.join(sorted(names))}", file=path)
-            _check_type(k, v, names[k], path)
+                raise AsmevoError(f"unknown config key {shown!r}; known keys: "
+                                  f"{', '.join(sorted(names))}", file=path, line=ln,
+                                  column=col)
+            _check_type(k, shown, v, names[k], path, ln, col)
+            values[k] = v
+            where[k] = (shown, ln, col)
+    flags = set()
     for k, v in (overrides or {}).items():
         if v is not None:
             values[k] = v
-    if "time" in values and values["time"] is not None:
-        values["time"] = parse_duration(values["time"])
+            flags.add(k)
+            where.pop(k, None)
+
+    def blame(key: str, msg: str) -> AsmevoError:
+        if key in where:
+            shown, ln, col = where[key]
+            return AsmevoError(f"config key {shown!r}: {msg}", file=path, line=ln, column=col)
+        if key in flags:
+            return AsmevoError(f"{_flag(key)}: {msg}")
+        return AsmevoError(f"bad option {key}: {msg}")
+
+    if values.get("time") is not None:
+        try:
+            values["time"] = parse_duration(values["time"])
+        except AsmevoError as e:
+            raise blame("time", e.message) from None
     if isinstance(values.get("operators"), str):
         values["operators"] = [o.strip() for o in values["operators"].split(",") if o.strip()]
-    return EvolveConfig(**values).validate()
+    try:
+        return EvolveConfig(**values).validate()
+    except BadOption as e:
+        raise blame(e.key, e.detail) from None
 
 
-def _check_type(key, value, f, path):
-    d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-    ok = True
-    if key == "time":
-        ok = isinstance(value, (int, float, str)) and not isinstance(value, bool)
-    elif key == "operators":
-        ok = isinstance(value, (list, str))
-    elif isinstance(d, bool):
+def _kind(key: str, f) -> str:
+    """What the option ``key`` takes: duration, operators, bool, int, number or string."""
+    if key in ("time", "operators"):
+        return key
+    t = str(f.type)
+    for name, kind in (("bool", "bool"), ("int", "int"), ("float", "number"), ("str", "string")):
+        if re.search(rf"\b{name}\b", t):
+            return kind
+    return "string"
+
+
+_EXPECTED = {"time": "a duration such as \"90s\", \"30m\", \"1.5h\" or a number of seconds",
+             "operators": "a list of operator names (or one comma-separated string)",
+             "bool": "true or false", "int": "an integer", "number": "a number",
+             "string": "a string"}
+
+
+def _toml_type(v) -> str:
+    import datetime
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a float"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, (datetime.date, datetime.time)):
+        return "a date/time"
+    return type(v).__name__
+
+
+def _check_type(key, shown, value, f, path, line=None, column=None):
+    kind = _kind(key, f)
+    if kind == "time":
+        ok = isinstance(value, str) or _is_number(value)
+    elif kind == "operators":
+        ok = isinstance(value, str) or (isinstance(value, list)
+                                        and all(isinstance(x, str) for x in value))
+    elif kind == "bool":
         ok = isinstance(value, bool)
-    elif isinstance(d, int):
+    elif kind == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
-    elif isinstance(d, float):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif isinstance(d, str) or d is None:
-        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool) or value is None
+    elif kind == "number":
+        ok = _is_number(value)
+    else:
+        ok = isinstance(value, str)
     if not ok:
-        raise AsmevoError(f"config key {key!r}: wrong type {type(value).__name__}", file=path)
+        got = _toml_type(value)
+        if kind == "operators" and isinstance(value, list):
+            got = "an array holding " + ", ".join(sorted({_toml_type(x) for x in value
+                                                           if not isinstance(x, str)}))
+        raise AsmevoError(f"config key {shown!r}: wrong type: expected {_EXPECTED[kind]}, got "
+                          f"{got}", file=path, line=line, column=column)
