@@ -277,13 +277,27 @@ def trajectory_png(run, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = [c for c in run.store.candidates() if c["step"] >= 0]
-    rows.sort(key=lambda c: (c["step"], c["hash"]))
-    k0c = run.k0_cycles
+    fig = trajectory_figure(rows, run.k0_cycles, run.kernel, run.scorer_id, run.measured)
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, bbox_inches="tight")
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def trajectory_figure(rows: list[dict], k0_cycles: float, kernel: str, scorer: dict,
+                      measured: bool = False):
+    """The trajectory plot of candidate records ``rows`` (``step``, ``hash``, ``cycles``,
+    ``accepted``): running best speed-up against candidates evaluated, every candidate a
+    point.  The legend sits to the right, outside the axes, so it never hides the newest
+    (rightmost) points, whatever their speed-ups."""
+    import matplotlib.pyplot as plt
+    from .score import timing_label
+    rows = sorted(rows, key=lambda c: (c["step"], c["hash"]))
     xs_a, ys_a, xs_s, ys_s, xs_r = [], [], [], [], []
     best, bx, by = 1.0, [0], [1.0]
     for i, c in enumerate(rows, 1):
-        sp = k0c / c["cycles"] if c.get("cycles") else None
-        if c["accepted"]:
+        sp = k0_cycles / c["cycles"] if c.get("cycles") else None
+        if c["accepted"] and sp is not None:
             xs_a.append(i)
             ys_a.append(sp)
             best = max(best, sp)
@@ -294,7 +308,7 @@ def trajectory_png(run, path: str) -> None:
             xs_r.append(i)
         bx.append(i)
         by.append(best)
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    fig, ax = plt.subplots(figsize=(9.5, 4.5), dpi=110)
     ax.step(bx, by, where="post", color="C3", lw=2, label="running best")
     ax.scatter(xs_a, ys_a, s=14, color="C0", label="accepted", zorder=3)
     ax.scatter(xs_s, ys_s, s=14, color="C1", marker="v", label="rejected: slower")
@@ -302,13 +316,10 @@ def trajectory_png(run, path: str) -> None:
     ax.scatter(xs_r, [lo] * len(xs_r), s=10, color="0.6", marker="x",
                label="rejected by the verifier")
     ax.set_xlabel("candidates evaluated")
-    from .score import timing_label
-    ax.set_ylabel(("measured" if run.measured else "estimated") + " speed-up over K0")
-    ax.set_title(f"asmevo evolve: {run.kernel} ({timing_label(run.scorer_id)})", fontsize=9)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set_ylabel(("measured" if measured else "estimated") + " speed-up over K0")
+    ax.set_title(f"asmevo evolve: {kernel} ({timing_label(scorer)})", fontsize=9)
+    # outside the axes, right of the data: the newest points are at the right edge
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp)
-    plt.close(fig)
-    os.replace(tmp, path)
+    return fig
