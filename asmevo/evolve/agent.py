@@ -1,7 +1,7 @@
 """The agent operator: an external program as one more variation operator (AVO).
 
 Per step the loop runs ``--agent CMD`` once, writes one JSON task on its stdin and reads one
-JSON answer from its stdout (schemas ``asmevo.evolve.task/1`` and
+JSON answer from its stdout (schemas ``asmevo.evolve.task/2`` and
 ``asmevo.evolve.answer/1``, docs/evolve.md).  Answer kinds:
 
 * ``window-edit``: ``"edit"`` in the ``window-edit`` format (docs/passes.md), indices into
@@ -14,7 +14,9 @@ JSON answer from its stdout (schemas ``asmevo.evolve.task/1`` and
 
 Every answer may carry a ``"hypothesis"``.  A timeout, a crash (non-zero exit), empty or
 malformed output, or an edit that does not apply is an :class:`OperatorFailure`: recorded
-as a failed attempt, and the loop goes on.  The agent cannot reach the scorer or the store:
+as a failed attempt, and the loop goes on.  An answer whose candidate was already evaluated
+(a duplicate) or is identical to its parent (a no-op) is not evaluated again; the next task
+says so in ``last_answer`` (which candidate, its verdict and cycles).  The agent cannot reach the scorer or the store:
 it sees what the task tells it.
 """
 
@@ -32,7 +34,8 @@ from ..errors import AsmevoError
 from .candidate import listing
 from .operators import Operator, OperatorFailure, Proposal, register_operator
 
-TASK_SCHEMA = "asmevo.evolve.task/1"
+#: version 2 added ``last_answer`` and ``lineage.operators``
+TASK_SCHEMA = "asmevo.evolve.task/2"
 ANSWER_SCHEMA = "asmevo.evolve.answer/1"
 MAX_ANSWER_BYTES = 4 << 20
 
@@ -78,6 +81,7 @@ def _task(parent, ctx, step: int) -> dict:
         "parent": {"hash": parent.hash, "cycles": parent.cycles,
                    "speedup_vs_k0": (k0c / parent.cycles) if k0c and parent.cycles else None,
                    "listing": rows, "hot_windows": hot},
+        "last_answer": st.get("last_answer_of", lambda op: None)(AgentOperator.name),
         "lineage": st.get("lineage_summary", lambda: {})(),
         "knowledge": KNOWLEDGE,
         "scorer": st.get("scorer", {}),

@@ -205,8 +205,9 @@ class Run:
         self.failures: list[dict] = []      # last failed candidates (for the agent)
         self.next_step = 0
         self.next_batch = 0
-        self.op_stats = {n: {"proposed": 0, "evaluated": 0, "passed_gate": 0, "accepted": 0,
-                             "improved": 0, "failed": 0} for n in self.ops}
+        self.op_stats = {n: _new_stats() for n in self.ops}
+        self.last_step_of: dict[str, dict] = {}   # operator -> its latest step (the agent's view)
+        self.repeats_of: dict[str, int] = {}      # operator -> duplicates in a row
 
     def _load_blocks(self, h):
         from .candidate import load_blocks
@@ -246,9 +247,17 @@ class Run:
     # one step's effect on the state (used live and on replay) -----------------------
     def apply_step(self, s: dict, cand: dict | None):
         op = s["operator"]
-        st = self.op_stats.setdefault(op, {"proposed": 0, "evaluated": 0, "passed_gate": 0,
-                                           "accepted": 0, "improved": 0, "failed": 0})
+        st = self.op_stats.setdefault(op, _new_stats())
         st["proposed"] += 1
+        if s["outcome"] == "duplicate":
+            st["duplicates"] += 1
+            if s.get("hash") is not None and s["hash"] == s["parent"]:
+                st["no_ops"] += 1
+            self.repeats_of[op] = self.repeats_of.get(op, 0) + 1
+        else:
+            self.repeats_of[op] = 0
+        self.last_step_of[op] = {k: s.get(k) for k in ("step", "parent", "hash", "outcome",
+                                                       "message")}
         island = s["island"]
         self.pop.note_chosen(island, s["parent"])
         reward = 0.0
@@ -316,7 +325,29 @@ class Run:
                          "edit": c["edit"]})
         return {"evaluated": self.store.count(), "accepted": sum(
                     v["accepted"] for v in self.op_stats.values()),
-                "best": rows, "last_failures": list(reversed(self.failures))}
+                "best": rows, "last_failures": list(reversed(self.failures)),
+                "operators": {n: {k: v[k] for k in ("proposed", "evaluated", "accepted",
+                                                    "improved", "duplicates", "no_ops", "failed")}
+                              for n, v in self.op_stats.items()}}
+
+    def last_answer(self, op: str) -> dict | None:
+        """What the latest step of operator ``op`` came to (the agent's next task shows it):
+        ``outcome`` is the step's (``evaluated``, ``duplicate``, ``agent-failure``...), or
+        ``no-op`` for a duplicate identical to its parent; ``candidate`` is the stored
+        candidate it produced -- for a duplicate the earlier one with the same code, for a
+        no-op the parent -- with its verdict and cycles; ``repeats`` counts duplicates in a
+        row up to this one."""
+        s = self.last_step_of.get(op)
+        if s is None:
+            return None
+        out = {"step": s["step"], "outcome": s["outcome"], "hash": s.get("hash"),
+               "message": s.get("message") or "", "repeats": self.repeats_of.get(op, 0)}
+        if s["outcome"] == "duplicate" and s.get("hash") == s["parent"]:
+            out["outcome"] = "no-op"
+        c = self.store.candidate(s["hash"], blocks=False) if s.get("hash") else None
+        if c is not None:
+            out["candidate"] = _candidate_brief(c, self.k0_cycles)
+        return out
 
     def profile_rows(self, h):
         try:
@@ -334,11 +365,12 @@ class Run:
         cfg = self.cfg
         b, first = self.next_batch, self.next_step
         pending: dict[str, int] = {}
-        steps, tasks, seen = [], [], set()
+        steps, tasks, seen = [], [], {}     # seen: hash -> step of this round
         used = 0
         ctx = ProposeContext(self.k0, self.kernel, self.pop, self.store, cfg, {
             "k0_hash": self.k0_hash, "k0_cycles": self.k0_cycles, "scorer": self.scorer_id,
-            "lineage_summary": self.lineage_summary, "profile_rows_of": self.profile_rows})
+            "lineage_summary": self.lineage_summary, "profile_rows_of": self.profile_rows,
+            "last_answer_of": self.last_answer})
         for i in range(cfg.batch):
             step = first + i
             rng = random.Random(derive(cfg.seed, step))
@@ -371,6 +403,7 @@ class Run:
                 old = self.store.candidate(h, blocks=False)
                 if h in seen or (old is not None and old["step"] != step):
                     s["outcome"] = "duplicate"
+                    s["message"] = self._duplicate_message(h, pm.hash, old, seen.get(h))
                 elif used >= budget_left:
                     s["outcome"], s["hash"] = "over-budget", None
                 elif old is not None:          # stored by this very step before a kill
@@ -384,11 +417,28 @@ class Run:
                            "hypothesis": prop.hypothesis, "listing": "\n".join(canonical_lines(kk)),
                            "blocks": kernel_blocks(kk)}
                     tasks.append((s, rec))
-                seen.add(h)
+                seen.setdefault(h, step)
             steps.append(s)
             if self.ops[opname].synchronous:
                 break
         return b, first, steps, tasks
+
+    def _duplicate_message(self, h, parent, old, same_round_step) -> str:
+        if h == parent:
+            return f"no-op: the candidate is identical to its parent {h[:12]}"
+        if same_round_step is not None:     # (also when it was stored before a kill)
+            return (f"duplicate of candidate {h[:12]}, proposed by step {same_round_step} of "
+                    "the same round: not evaluated again")
+        if old is not None and old["step"] >= 0:
+            cyc = old.get("cycles")
+            return (f"duplicate of candidate {h[:12]} (first proposed by step {old['step']}, "
+                    f"{old.get('operator')}; {old.get('status')}"
+                    + (f", {cyc:.0f} {self._cycles_word()} cycles" if cyc is not None else "")
+                    + "): not evaluated again")
+        return f"duplicate of K0 {h[:12]}: not evaluated again"
+
+    def _cycles_word(self) -> str:
+        return "measured" if getattr(self, "measured", False) else "estimated"
 
     def _windows(self, h):
         r = self.store.db.execute("SELECT windows FROM candidates WHERE hash=?", (h,)).fetchone()
@@ -441,6 +491,11 @@ class Run:
             on_candidate(s, rec)
         for s in steps:
             self.store.add_step(s)
+            if s["outcome"] != "evaluated":
+                self.events.emit("step", step=s["step"], operator=s["operator"],
+                                 outcome=("no-op" if s["outcome"] == "duplicate"
+                                          and s.get("hash") == s["parent"] else s["outcome"]),
+                                 hash=s.get("hash"), parent=s["parent"], message=s["message"])
         for s in steps:
             cand = self.store.candidate(s["hash"], blocks=False) if s["outcome"] == "evaluated" else None
             self.apply_step(s, cand)
@@ -449,6 +504,27 @@ class Run:
         self.next_step = first + len(steps)
         self.next_batch = b + 1
         return steps
+
+
+def _new_stats() -> dict:
+    """Per-operator counters (report.json ``operators``; the task's ``lineage.operators``):
+    ``duplicates`` counts steps whose candidate was already stored, ``no_ops`` those of them
+    identical to their parent."""
+    return {"proposed": 0, "evaluated": 0, "passed_gate": 0, "accepted": 0, "improved": 0,
+            "failed": 0, "duplicates": 0, "no_ops": 0}
+
+
+def _candidate_brief(c: dict, k0_cycles) -> dict:
+    """A stored candidate as the agent's task shows it: hash, first step, operator, status,
+    accepted, cycles, speed-up, and the verdict's message (or the timing rule's)."""
+    v = c.get("verdict") if isinstance(c.get("verdict"), dict) else {}
+    msg = ((v.get("timing") or {}).get("message") if c.get("status") == "rejected-slower"
+           else None) or v.get("message")
+    cyc = c.get("cycles")
+    return {"hash": c["hash"], "step": c["step"], "operator": c.get("operator"),
+            "status": c.get("status"), "accepted": bool(c.get("accepted")), "cycles": cyc,
+            "speedup_vs_k0": (k0_cycles / cyc) if cyc and k0_cycles else None,
+            "message": msg}
 
 
 def _short_verdict(v):

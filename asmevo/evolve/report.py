@@ -258,11 +258,15 @@ def report_md(rep: dict) -> str:
         if e["hypothesis"]:
             L.append(f"   Hypothesis: {e['hypothesis']}")
     L += ["", "## Operators", "", "| operator | proposed | evaluated | passed gate | accepted | "
-          "improved | failed | acceptance |", "|---|---|---|---|---|---|---|---|"]
+          "improved | duplicates (no-ops) | failed | acceptance |",
+          "|---|---|---|---|---|---|---|---|---|"]
     for n, s in rep["operators"].items():
         ar = "-" if s["acceptance_rate"] is None else f"{100 * s['acceptance_rate']:.0f}%"
         L.append(f"| {n} | {s['proposed']} | {s['evaluated']} | {s['passed_gate']} | "
-                 f"{s['accepted']} | {s['improved']} | {s['failed']} | {ar} |")
+                 f"{s['accepted']} | {s['improved']} | {s.get('duplicates', 0)} "
+                 f"({s.get('no_ops', 0)}) | {s['failed']} | {ar} |")
+    L += ["", "Duplicates: proposals whose code was already evaluated (not evaluated again); "
+          "no-ops: of those, proposals identical to their parent."]
     L += ["", "## Outcomes", "", "Steps: " + ", ".join(f"{k} {v}" for k, v in
                                                       sorted(rep["step_outcomes"].items())),
           "", "Candidates: " + ", ".join(f"{k} {v}" for k, v in

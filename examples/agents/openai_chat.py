@@ -4,7 +4,7 @@
     asmevo evolve K.co --harness H.json --out RUN \
         --agent "python examples/agents/openai_chat.py --base-url http://127.0.0.1:8000/v1 --model qwen"
 
-Reads one task (``asmevo.evolve.task/1``) on stdin, asks the model at
+Reads one task (``asmevo.evolve.task/2``) on stdin, asks the model at
 ``BASE_URL/chat/completions`` for one edit, and prints the answer
 (``asmevo.evolve.answer/1``) on stdout.  The API key, if the endpoint needs one, is read from
 the environment variable named by ``--api-key-env`` (default ``OPENAI_API_KEY``), never from
@@ -31,7 +31,9 @@ makes it faster under the timing model. Reply with one JSON object and nothing e
  "edit": {"edits": [{"from": START, "to": END, "expect": [old lines], "asm": [new lines]}]}}
 (START/END are listing indices, END exclusive, inside one block), or
 {"kind": "pipeline", "pipeline": "kernel(sched<window=16>,waitcnt-relax)", "hypothesis": "..."}.
-Never repeat a failed edit."""
+Never repeat a failed edit. "last_answer" says what your previous answer came to: when it is
+"duplicate" (that code was already evaluated: see its status) or "no-op" (your edit changed
+nothing), propose something different."""
 
 
 def brief(task: dict, max_rows: int = 400) -> str:
@@ -39,6 +41,7 @@ def brief(task: dict, max_rows: int = 400) -> str:
     p = task["parent"]
     keep = {
         "kernel": task["kernel"], "target": task.get("target"),
+        "last_answer": task.get("last_answer"),
         "parent_cycles": p.get("cycles"), "speedup_vs_k0": p.get("speedup_vs_k0"),
         "hot_windows": [{k: w.get(k) for k in ("start", "end", "cycles", "share", "bottleneck")}
                         for w in p.get("hot_windows", [])][:6],

@@ -37,7 +37,7 @@ def test_scripted_agent(tmp_path, vadd_nops):
     assert fails and fails[0]["hash"] == bad
     ev = json.dumps(fails[0]["verdict"])
     assert "counterexample" in ev or "mismatch" in ev
-    assert t3["schema"] == "asmevo.evolve.task/1" and t3["parent"]["listing"]
+    assert t3["schema"] == "asmevo.evolve.task/2" and t3["parent"]["listing"]
     for f in ("best.co", "best.s", "best.diff", "report.md", "trajectory.png", "events.jsonl"):
         assert (run / f).exists(), f
     assert "s_nop 7" in (run / "best.diff").read_text()

@@ -43,7 +43,7 @@ def _server():
 def test_adapter_speaks_the_chat_api():
     srv = _server()
     try:
-        task = {"schema": "asmevo.evolve.task/1", "kernel": "k", "parent": {
+        task = {"schema": "asmevo.evolve.task/2", "kernel": "k", "parent": {
             "listing": [{"index": 0, "pc": 0, "block": "bb0", "text": "s_endpgm"}]}}
         p = subprocess.run([sys.executable, str(ADAPTER), "--base-url",
                             f"http://127.0.0.1:{srv.server_port}/v1", "--model", "m1"],
