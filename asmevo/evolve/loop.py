@@ -160,8 +160,8 @@ class Run:
                                 k0_path=os.path.abspath(cfg.kernel_file),
                                 harness_path=os.path.abspath(cfg.harness),
                                 entry=cfg.entry or "")
-        from .progress import EventLog
-        self.events = EventLog(self.dir)
+        from .progress import EventLog, timing_fields
+        self.events = EventLog(self.dir, timing_fields(self.scorer_id))
 
     def _check_same_run(self, meta, search):
         if meta.get("k0_sha256") != self.k0_sha or meta.get("kernel") != self.kernel:
@@ -574,7 +574,8 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
         run.root(executor)
         replayed = run.replay()
         run.events.emit("resume" if replayed else "start", kernel=kernel, seed=cfg.seed,
-                        budget=cfg.budget, replayed_rounds=replayed, operators=cfg.operators)
+                        budget=cfg.budget, replayed_rounds=replayed, operators=cfg.operators,
+                        k0_cycles=run.k0_cycles)
         prog = Progress(cfg.budget, cfg.quiet, measured=str(cfg.device) != "emu")
         t_start = time.time()
         n_start = run.store.count()

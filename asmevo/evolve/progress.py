@@ -1,9 +1,15 @@
 """Live progress (rich) and the JSON-lines event log ``events.jsonl`` of a run directory.
 
-Every event is one line ``{"t": unix time, "event": NAME, ...}``: ``start``, ``resume``,
-``candidate`` (hash, step, operator, status, cycles, accepted), ``step`` (a step without a
-new candidate: duplicate, no-candidate, agent-failure), ``best`` (new best), ``restart``,
-``round``, ``stop`` (reason), ``final`` (the final check's verdict), ``interrupted``.
+Every event is one line ``{"t": unix time, "event": NAME, ...}`` (fields in docs/evolve.md):
+``start`` / ``resume`` (kernel, seed, budget, replayed_rounds, operators, k0_cycles),
+``candidate`` (step, hash, operator, status, cycles, accepted, seconds), ``step`` (a step
+without a new candidate: outcome ``duplicate``, ``no-op``, ``no-candidate``,
+``agent-failure``, ``operator-error`` or ``over-budget``, with its message), ``best`` (a new
+best: hash, cycles, speedup), ``stop`` (reason), ``final`` (the final check's verdict),
+``interrupted``.  Every event that carries a cycles or speed-up figure also says where it
+comes from: ``cycles_source`` (``model``: estimated by the timing model; ``device``:
+measured) and ``timing`` (:func:`asmevo.evolve.score.timing_label`, e.g. ``estimated by the
+timing model asmevo-cu 1``).
 """
 
 from __future__ import annotations
@@ -14,13 +20,30 @@ import sys
 import time
 
 
+#: event fields that hold a cycles or speed-up figure (the event then says where it came from)
+TIMED_FIELDS = ("cycles", "speedup", "k0_cycles", "best_cycles")
+
+
+def timing_fields(scorer: dict) -> dict:
+    """``{"cycles_source": "model" | "device", "timing": label}`` for a run's scorer."""
+    from .score import timing_label
+    return {"cycles_source": "device" if scorer.get("name") == "hip-events" else "model",
+            "timing": timing_label(scorer)}
+
+
 class EventLog:
-    def __init__(self, run_dir: str):
+    """``events.jsonl``; ``timing`` (:func:`timing_fields`) is added to every event that
+    carries a cycles or speed-up figure."""
+
+    def __init__(self, run_dir: str, timing: dict | None = None):
         self.f = open(os.path.join(run_dir, "events.jsonl"), "a", buffering=1)
+        self.timing = dict(timing or {})
 
     def emit(self, event: str, **kw) -> None:
-        self.f.write(json.dumps({"t": round(time.time(), 3), "event": event, **kw},
-                                default=str) + "\n")
+        rec = {"t": round(time.time(), 3), "event": event, **kw}
+        if self.timing and any(k in kw for k in TIMED_FIELDS):
+            rec.update(self.timing)
+        self.f.write(json.dumps(rec, default=str) + "\n")
 
     def close(self) -> None:
         self.f.close()

@@ -134,6 +134,11 @@ def test_report_says_measured(hip_run):
     md = (out / "report.md").read_text()
     assert label in md and "Measured speed-up" in md
     assert "estimate" not in md.lower()
+    # every cycles figure of events.jsonl says it was measured
+    ev = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
+    timed = [e for e in ev if "cycles" in e or "speedup" in e or "k0_cycles" in e]
+    assert timed and all(e["cycles_source"] == "device" and e["timing"] == label
+                         for e in timed), timed
 
 
 def test_noisy_device_refuses_every_faster_candidate(monkeypatch, tmp_path, z3cfg):
