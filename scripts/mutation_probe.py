@@ -46,6 +46,7 @@ TESTS = {
     "semantics": {
         "*": ["semantics/test_numpy_semantics.py", "semantics/test_planted_mul24.py",
               "semantics/test_planted_registry.py", "semantics/test_planted_probe_survivors.py",
+              "semantics/test_mutation_survivors_semantics.py",
               "semantics/test_z3_backend.py", "emu/test_executor.py", "emu/test_sys_ds_extra.py",
               "emu/test_executor_sgpr_writes.py", "verify/test_equiv.py"],
     },
