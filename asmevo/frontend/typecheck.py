@@ -810,6 +810,40 @@ _VARIANTS = ("_e32", "_e64", "_dpp", "_sdwa")
 _SELECTED: dict = {}
 
 
+_TABLE_STRINGS: frozenset[str] | None = None  # empty: unknown, ask the table
+
+
+def _maybe_in_table(mnemonic: str) -> bool:
+    """False only when ``isa.lookup(mnemonic)`` is certainly ``None``: the name (a ``v_``
+    mnemonic) is no string of the ISA table's JSON, where every record name, base name and
+    alias is one.  Reading the strings takes a few milliseconds, building the table some 60:
+    a disassembly's suffix-less VOP3-only mnemonics (``v_fma_f32``, ``v_mfma_*``...) have no
+    ``_e32``/``_e64`` form, so it never needs the table."""
+    global _TABLE_STRINGS
+    import sys
+    isa = sys.modules.get("asmevo.isa")
+    if isa is not None:
+        info = getattr(getattr(isa, "_table", None), "cache_info", None)
+        if info is None or info().currsize:
+            return True  # the table is built (or replaced): ask it
+    if _TABLE_STRINGS is None:
+        import os
+        # asmevo.isa._JSON, without importing asmevo.isa
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))), "isa_specs", "gfx942.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, ValueError):
+            text = ""
+        # an escaped string could spell a name differently: then always ask the table
+        _TABLE_STRINGS = frozenset(re.findall(r'"(v_[^"]*)"', text)) if "\\" not in text \
+            else frozenset()
+    if not _TABLE_STRINGS:
+        return True
+    return mnemonic.lower() in _TABLE_STRINGS
+
+
 def select_encoding(opcode: str, operands, modifiers) -> str:
     """The mnemonic llvm-mc encodes a suffix-less VALU mnemonic as.
 
@@ -835,7 +869,6 @@ def select_encoding(opcode: str, operands, modifiers) -> str:
         return hit
     out = opcode
     try:
-        isa = _isa()
         names = {n for n, _v in modifiers}
         if names & _DPP_MODS:
             cands = [opcode + "_dpp"]
@@ -843,7 +876,10 @@ def select_encoding(opcode: str, operands, modifiers) -> str:
             cands = [opcode + "_sdwa"]
         else:
             cands = [opcode + "_e32", opcode + "_e64"]
-        cands = [c for c in cands if isa.lookup(c) is not None]
+        cands = [c for c in cands if _maybe_in_table(c)]
+        if cands:
+            isa = _isa()
+            cands = [c for c in cands if isa.lookup(c) is not None]
         if cands and not (len(cands) == 2 and _find_problem(
                 Instruction(cands[0], operands, modifiers)) is None):
             for c in cands[1:] if len(cands) == 2 else cands:
