@@ -240,6 +240,14 @@ class _Builder:
     def check_listing(self) -> None:
         t = self.text
         pos = t.addr
+        for e in self.entries:  # the common case in one pass: contiguous and the same bytes
+            if e.address != pos:
+                break
+            pos += len(e.encoding)
+        else:
+            if pos == t.addr + t.size and b"".join([e.encoding for e in self.entries]) == t.data:
+                return
+        pos = t.addr
         for e in self.entries:
             if e.address != pos:
                 raise CodeObjectError(f"llvm-objdump listing skips from {pos:#x} to {e.address:#x}; "
@@ -301,8 +309,10 @@ class _Builder:
                 local_names.setdefault(s.value, []).append(s.name)
         # branch targets
         targets: set[int] = set()
+        branch_ops = {op for op in {i.opcode for i in insts} if is_branch(op)}
+        self.branch_ops = branch_ops
         for inst in insts:
-            if is_branch(inst.opcode) and not inst.raw:
+            if inst.opcode in branch_ops and not inst.raw:
                 tgt = branch_target(inst.address, inst.encoding)
                 if tgt in index:
                     targets.add(tgt)
@@ -319,7 +329,7 @@ class _Builder:
                 self.labels[a] = f".Lasmevo_{a:x}"
         self.symbolize_pc_relative()
         for inst in insts:
-            if is_branch(inst.opcode) and not inst.raw:
+            if inst.opcode in branch_ops and not inst.raw:
                 tgt = branch_target(inst.address, inst.encoding)
                 if tgt in self.labels and inst.operands and isinstance(inst.operands[-1], (Imm, Label)):
                     inst.operands[-1] = Label(self.labels[tgt])
@@ -490,15 +500,20 @@ class _Builder:
         i, j = index[start], index.get(end, len(insts))
         first_label = self.labels.get(start, name)
         blocks = [BasicBlock(first_label)]
+        labels = self.labels
+        cur = blocks[0]
+        ends = False  # the block's last instruction is a terminator
         for inst in insts[i:j]:
-            cur = blocks[-1]
-            if inst.address != start and inst.address in self.labels:
-                cur = BasicBlock(self.labels[inst.address])
+            a = inst.address
+            if a != start and a in labels:
+                cur = BasicBlock(labels[a])
                 blocks.append(cur)
-            elif cur.instructions and _is_terminator(cur.instructions[-1].opcode):
+            elif ends:
                 cur = BasicBlock(None)
                 blocks.append(cur)
             cur.instructions.append(inst)
+            op = inst.opcode
+            ends = op in _TERMINATORS or op.startswith("s_cbranch_")
         return blocks
 
     # -- data sections -----------------------------------------------------
