@@ -16,9 +16,9 @@ import os
 from typing import TYPE_CHECKING, Collection
 
 from ..errors import AsmevoError, CodeObjectError
-from ..ir.module import AmdhsaKernel, MetadataBlock, Module
 
 if TYPE_CHECKING:
+    from ..ir.module import AmdhsaKernel, MetadataBlock, Module
     from .descriptor import KernelDescriptor
 
 ELF_MAGIC = b"\x7fELF"
@@ -251,7 +251,7 @@ def fill_text_abi(module: Module) -> None:
             reject (missing field, user SGPR count below the implied count, xnack mask vs
             target id), located at the block's line.
     """
-    from ..ir.module import Directive, LabelDef
+    from ..ir.module import AmdhsaKernel, Directive, LabelDef, MetadataBlock
     from .descriptor import KernelDescriptor
     kernels = {k.name: k for k in module.kernels}
     items = module.items
