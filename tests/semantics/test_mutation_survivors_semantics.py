@@ -46,3 +46,32 @@ def test_fma_mix_without_op_sel_hi_reads_f32_sources(mix, plain):
     r = check_windows([P(mix.split(" op_sel_hi")[0] + " op_sel_hi:[1,0,0]")], [P(plain)],
                       live_out=[("v", 4)])
     assert r.status == "not equivalent", r.text()
+
+
+@pytest.mark.parametrize("a,b,status", [
+    ("s_add_u32 s0, s1, 0x12345", "s_add_u32 s0, s1, 0x2345", "not equivalent"),
+    ("s_mov_b32 s0, 0x12345678", "s_mov_b32 s0, 0x5678", "not equivalent"),
+    ("s_movk_i32 s0, 0x8000", "s_mov_b32 s0, 0xffff8000", "equivalent"),
+    ("s_addk_i32 s0, 0x8000", "s_add_i32 s0, s0, 0xffff8000", "equivalent"),
+    ("s_cmpk_lt_u32 s0, 0x8000", "s_cmp_lt_u32 s0, 0x8000", "equivalent"),
+])
+def test_only_sopk_immediates_are_16_bit(a, b, status):
+    # z3backend SALU sources: the 16-bit (sign-extended unless _u32) immediate is only for
+    # s_movk/s_cmpk/s_addk/s_mulk/s_cmovk (mutant: `and` -> `or`: every SALU literal cut to
+    # 16 bits, and a SOPK register operand read as an immediate)
+    assert check_windows([P(a)], [P(b)]).status == status
+
+
+def test_control_flow_and_unknown_words_end_a_symbolic_window():
+    # z3backend.symexec: branches, barriers and s_endpgm are refused by name; a word
+    # without semantics is Unsupported too (mutant: `is not None` -> `is`)
+    from asmevo.ir.instruction import Instruction
+    from asmevo.ir.operands import Imm
+    from asmevo.semantics.registry import Unsupported
+    from asmevo.semantics.z3backend import symexec
+    for text in ("s_endpgm", "s_barrier", "s_branch 8", "s_cbranch_scc1 8"):
+        with pytest.raises(Unsupported, match="control flow ends a straight-line window"):
+            symexec([P("v_mov_b32 v1, v2"), P(text)])
+    with pytest.raises(Unsupported, match="no semantics"):
+        symexec([Instruction(".long", [Imm(0xffffffff)])])
+    assert symexec([P("s_nop 0")]) is not None
