@@ -39,10 +39,10 @@ from ..ir.instruction import Instruction
 from ..ir.module import AmdhsaKernel, BasicBlock, Directive, Kernel, LabelDef, MetadataBlock, Module
 from ..ir.operands import Expr, Imm, Label
 from ..ir.printer import print_instruction, print_module
-from ..llvm import MCPU, run_tool
 from .codeobject import CodeObject, Symbol, read_code_object
 from .descriptor import KernelDescriptor
 from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, decode_metadata, iter_notes, to_yaml
+from .objdump import run_objdump
 
 _LINE = re.compile(r"^\t(.*?)\s*// ([0-9A-Fa-f]+): ((?:[0-9A-Fa-f]{8} ?)+)(?:\s*<(.*)>)?\s*$")
 _FAST_LINE = re.compile(r"^\t([^/\n]*)// ([0-9A-Fa-f]+): ((?:[0-9A-Fa-f]{8} ?)+)(?:[ \t]*(<.*>))?[ \t]*$",
@@ -71,19 +71,14 @@ class ListingEntry:
     comment: str | None = None
 
 
-def objdump_listing(path: str) -> list[ListingEntry]:
-    """Run ``llvm-objdump -d -z --mcpu=gfx942 -j .text`` on ``path`` and parse the listing.
+def objdump_listing(path: str, *, listing: str | None = None) -> list[ListingEntry]:
+    """Run ``llvm-objdump -d -z --mcpu=gfx942 -j .text`` on ``path`` and parse the listing
+    (``listing``: that tool's output, when already run).
 
     Raises:
         ToolNotFoundError / ToolFailedError: llvm-objdump is missing or failed.
     """
-    fd, listing = tempfile.mkstemp(prefix="asmevo-objdump-", suffix=".txt")
-    os.close(fd)
-    try:  # through a file: a pipe costs more CPU and time for megabytes of listing
-        out = run_tool("llvm-objdump", ["-d", "-z", f"--mcpu={MCPU}", "-j", ".text", path],
-                       what="llvm-objdump", stdout_file=listing).stdout.decode(errors="replace")
-    finally:
-        os.unlink(listing)
+    out = run_objdump(path) if listing is None else listing
     # One scan of the whole listing with a regex that needs no backtracking over the padding
     # before ``//``; it finds what _LINE finds (the text before the first ``//``, stripped
     # below) when the listing is plain ASCII lines and every line starting with a tab
@@ -730,7 +725,8 @@ def _mark_raw_by_encoding(insts: list[Instruction]) -> int:
     return marked
 
 
-def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = True) -> Module:
+def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = True,
+                listing=None) -> Module:
     """Disassemble a gfx942 code object into a :class:`Module`.
 
     ``code_object`` is a :class:`CodeObject` or a path.  With ``check`` (the
@@ -738,6 +734,9 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
     original (``.text`` bytes, descriptor bytes, decoded metadata), switching
     instructions to ``raw``, descriptors to raw data and metadata to the raw
     note where the text form does not reproduce them.
+
+    ``listing``: llvm-objdump already started on the same file (``asmevo dis`` starts it
+    before importing this module): an :class:`asmevo.frontend.objdump.StartedObjdump`.
 
     Raises:
         CodeObjectError: bad input file (see :func:`read_code_object`).
@@ -751,7 +750,7 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
     gc.disable()
     try:
         co = code_object if isinstance(code_object, CodeObject) else read_code_object(code_object)
-        entries = objdump_listing(co.path)
+        entries = objdump_listing(co.path, listing=None if listing is None else listing.result())
         b = _Builder(co, entries)
         b.check_listing()
         b.items.append(Directive(".amdgcn_target", f'"{co.target_id}"'))

@@ -16,11 +16,9 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     """Disassemble ``args.input``; returns 0."""
-    from ..frontend.disasm import disassemble
-    from ..frontend.loader import is_code_object
-    from ..ir.printer import print_module
     import os
-    from ..frontend.loader import check_output_path
+
+    from ..frontend.loader import check_output_path, is_code_object
     if not os.path.exists(args.input):
         raise AsmevoError("no such file", file=args.input)
     if os.path.isdir(args.input):
@@ -32,7 +30,12 @@ def run(args) -> int:
     if not is_code_object(args.input) and not args.input.endswith((".co", ".hsaco")):
         raise AsmevoError("expected a code object (ELF); use 'asmevo asm' for assembly text",
                           file=args.input)
-    module = disassemble(args.input)
+    # llvm-objdump runs while the disassembler's modules import (some 70 ms)
+    from ..frontend.objdump import StartedObjdump
+    started = StartedObjdump(args.input) if is_code_object(args.input) else None
+    from ..frontend.disasm import disassemble
+    from ..ir.printer import print_module
+    module = disassemble(args.input, listing=started)
     for w in module.code_object.warnings:  # read as is, never fixed: tell the user
         sys.stderr.write(f"asmevo dis: {args.input}: warning: {w}\n")
     text = print_module(module)
