@@ -24,9 +24,24 @@ def run(args) -> int:
         name = args.input + " (printed IR)"
     else:
         name = args.input
+    _import_reader_meanwhile()
     assemble(text, args.output, filename=name, inputs=(args.input,))
     warn_unloadable(args.input, args.output)
     return 0
+
+
+def _import_reader_meanwhile() -> None:
+    """Import the code-object reader that :func:`warn_unloadable` needs (pyelftools, some
+    40 ms) on a thread, while llvm-mc and ld.lld run; a failure is left to the import in
+    :func:`warn_unloadable`, which reports it as before."""
+    import threading
+
+    def target() -> None:
+        try:
+            from ..frontend import codeobject  # noqa: F401
+        except BaseException:  # noqa: BLE001 - imported again (and reported) later
+            pass
+    threading.Thread(target=target, name="asmevo-import").start()
 
 
 def warn_unloadable(src: str, out: str) -> None:
