@@ -5,6 +5,8 @@ the lane count of a batched run, the exceptions and the compile context.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..ir.operands import Func, FuncList, Imm, Label, Reg, Special, Src, base_of
@@ -17,6 +19,7 @@ from .state import (EXEC, LANES, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, SPECIA
 
 
 U32, U64, U16, U8 = np.uint32, np.uint64, np.uint16, np.uint8
+_LE = sys.byteorder == "little"     # a uint64 viewed as two uint32: low dword first
 BARRIER, ENDPGM = -1, -2
 _DT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SIGN = {16: 0x8000, 32: 0x80000000, 64: 1 << 63}
@@ -182,6 +185,14 @@ def vwriter(op, ty: str, *, hi16: bool = False, preserve: bool = False):
     if w == 64:
         def wr(wv, val, mask):
             R = rows(wv)
+            if _LE and val.dtype == U64 and val.flags.c_contiguous and val.ndim == 1:
+                # both halves in one strided copy: (lanes, 2) dwords, low dword first
+                pair = val.view(U32).reshape(-1, 2).T
+                if mask is None:
+                    R[i:i + 2] = pair
+                else:
+                    np.copyto(R[i:i + 2], pair, where=mask)
+                return
             lo = val.astype(U32)
             hi = (val >> U64(32)).astype(U32)
             if mask is None:

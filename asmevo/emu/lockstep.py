@@ -6,13 +6,18 @@ one (W, 64, n) array, so every per-wave closure keeps working.  The waves at the
 run together (the *running* waves; the others wait at their pc or at a barrier):
 
 * ``vec`` instructions (lane-independent VALU / packed / mix instructions that only write
-  vector registers) and global loads/stores run ONCE on a :class:`BatchView` whose rows are
-  (W*64,) lanes (EXEC of waves that are not running is off), provided the SGPRs they read
-  hold the same value in every running wave; otherwise once per run of consecutive waves
-  with equal values (e.g. per workgroup);
+  vector registers, MFMA) and ``mem`` ones (global loads/stores/atomics, buffer
+  loads/stores/atomics) run ONCE on a :class:`BatchView` whose rows are (W*64,) lanes
+  (EXEC of waves that are not running is off; MFMA, which ignores EXEC, writes the running
+  waves' rows ``srun`` only), provided the SGPRs they read hold the same value in every
+  running wave (buffer instructions without a data format read each wave's own V# and
+  SGPR offset from ``sfile``, so they need not); otherwise once per run of consecutive
+  waves with equal values (e.g. per workgroup).  Atomics handle their lanes in order, wave
+  after wave, as the waves one after another;
 * ``uni`` instructions (SALU, SOPC, branches, nops, scalar loads) run once on the first
   running wave when every SGPR (and SCC) they read is equal in all of them; the SGPRs/SCC
-  they write are then copied to the others.  SALU bitwise operations and the saveexec
+  they write are then copied to the others (once for a run of scalar ALU instructions that
+  follow each other, :func:`_followers`).  SALU bitwise operations and the saveexec
   family on values that differ run as numpy over the waves;
 * VOPC, LDS (read/write/read2/write2/swizzle/permute), scratch at one address and
   readlane/writelane have group forms (:mod:`asmevo.emu.lockstep_forms`);
@@ -212,6 +217,7 @@ class _Group:
         barrier completes at once); the others' ``pc`` / ``done`` are set."""
         prog = self.prog
         modes, writes = prog.lockstep_modes()
+        fuse = _followers(prog)
         code = prog.code
         W, V, S, view = self.W, self.V, self.S, self.view
         Vf, Af = view.v, view.a
@@ -240,6 +246,7 @@ class _Group:
             return ex
         ex = exec_state()
         nu, scc_u = _nonuniform(S, act, ia)
+        s0_row = S[i0]      # the first running wave's SGPRs (what vec closures read)
         try:
             while True:
                 if others and pc in others:     # other waves wait here: run with them
@@ -296,7 +303,7 @@ class _Group:
                             if cmpx or dst == EXEC:
                                 self._count(act, n - mark)
                                 mark = n
-                            view.s = S[i0]
+                            view.s = s0_row
                             view.mode = w0.mode
                             lane_count[0] = W * 64
                             try:
@@ -378,7 +385,7 @@ class _Group:
                             continue
                     if (not nu or ridx.isdisjoint(nu)) and (scc_u or not rscc):
                         if kind == "vec" or kind == "mem":
-                            view.s = S[i0]
+                            view.s = s0_row
                             view.mode = w0.mode
                             lane_count[0] = W * 64
                             try:
@@ -408,6 +415,26 @@ class _Group:
                             except MemoryFault:
                                 npc = None      # (a scalar load) wave by wave, for the error
                             if npc is not None:
+                                if npc == pc + 1 and not wexec and fuse[npc] is not None:
+                                    # the scalar instructions that follow, on the first wave
+                                    # too; what they all wrote is copied once
+                                    wall, wscc_all = wset, wscc
+                                    while npc == pc + 1:
+                                        f = fuse[npc]
+                                        if f is None or (others and npc in others) or \
+                                                n >= limit:
+                                            break
+                                        if nu and not f[0].isdisjoint(nu - wall) or \
+                                                f[1] and not (scc_u or wscc_all):
+                                            break
+                                        pc = npc
+                                        n += 1
+                                        npc = code[pc](w0)
+                                        wall = wall | f[2]
+                                        wscc_all = wscc_all or f[3]
+                                    if wall is not wset:
+                                        wset, wscc = wall, wscc_all
+                                        wsl = self._cols(wall)
                                 if wsl is not None:
                                     if full:
                                         S[1:, wsl] = S[0, wsl]
@@ -626,12 +653,49 @@ class _Group:
                 nxt[id(wv)] = p
         return [nxt[id(wv)] for wv in self._act]
 
+    _COLS: dict = {}
+
+    @classmethod
+    def _cols(cls, wset):
+        """The SGPR columns ``wset`` as an index (a slice when contiguous, None if empty)."""
+        c = cls._COLS.get(wset)
+        if c is None:
+            w = sorted(wset)
+            if not w:
+                return None
+            c = slice(w[0], w[-1] + 1) if w == list(range(w[0], w[-1] + 1)) else \
+                np.array(w, np.intp)
+            if len(cls._COLS) < 4096:
+                cls._COLS[wset] = c
+        return c
+
     @staticmethod
     def _count(act, k):
         """Add ``k`` instructions, each at the waves' current EXEC, to their lane counts."""
         if k:
             for wv in act:
                 wv.lanes += k * wv.exec_n
+
+
+def _followers(prog):
+    """Per pc: (SGPRs read, reads SCC, SGPRs written, writes SCC) of a scalar ALU / compare /
+    nop instruction that can run on the first wave right after another one (it neither
+    writes EXEC nor faults), else None; cached on the program."""
+    f = getattr(prog, "_lockstep_followers", None)
+    if f is None:
+        from ..semantics.registry import lookup
+        modes, _ = prog.lockstep_modes()
+        f = []
+        for inst, m in zip(prog.insts, modes):
+            spec = lookup(inst.opcode)
+            if m is None or m[0] != "uni" or m[6] or spec is None or \
+                    spec.kind not in ("salu", "sopc", "nop"):
+                f.append(None)
+            else:
+                f.append((m[1], m[2], m[4], m[5]))
+        f.append(None)
+        prog._lockstep_followers = f
+    return f
 
 
 def _groups(S, act, ia, cols, rscc):
