@@ -21,7 +21,8 @@ Design (one module per concept):
   groups by pc and re-merge where they meet;
 * :mod:`.executor` -- each instruction compiled once per kernel into a closure;
   per-lane semantics come from the registry in :mod:`asmevo.semantics` (numpy
-  backend for vector instructions, Python-int backend for scalar ones); memory,
+  backend for vector instructions; scalar ones traced once into generated Python by
+  :mod:`.exec_sgen`, with the Python-int backend's meaning); memory,
   branches, lane moves, DPP/SDWA and MFMA are implemented by kind, one module per
   family (:mod:`.exec_common`, :mod:`.exec_valu`, :mod:`.exec_salu`, :mod:`.exec_lane`,
   :mod:`.exec_mem`, :mod:`.exec_mubuf`, :mod:`.exec_ds`, :mod:`.exec_mfma`,

@@ -10,7 +10,7 @@ from ..ir.operands import Imm, base_of
 from ..semantics.immediates import imm_bits
 from ..semantics.npbackend import NP
 from .state import LANES
-from .exec_common import CompileError, U16, U32, U64, U8, _regs_of
+from .exec_common import LANE_COUNT, CompileError, U16, U32, U64, U8, _regs_of
 
 # ----------------------------------------------------------------------------- MFMA
 def _unpack_elems(raw: np.ndarray, ty: str):
@@ -123,7 +123,53 @@ def compile_mfma(inst, spec, ctx, nxt):
     if isinstance(C, Imm):
         cconst = imm_bits(C.value, "f64" if acc == "f64" else acc, C.text)
 
+    def run_group(wv, W):
+        """``run`` for the running waves of a lockstep group (rows ``wv.srun`` of its W
+        waves): gathers and scatters once for all of them; each wave's product is the same
+        matmul call on the same layout as one wave's (summation order unchanged)."""
+        rows = wv.srun
+
+        def grp(r):     # (waves, 64, count)
+            F = wv.v if r.file == "v" else wv.a
+            return F[r.index:r.index + r.count].reshape(r.count, W, 64)[:, rows] \
+                .transpose(1, 2, 0)
+        ea = _unpack_elems(grp(A), ty)
+        eb = _unpack_elems(grp(Bop), tyb)
+        if blgp:
+            eb = eb[:, blgp_src]
+        if negs[0]:
+            ea = -ea
+        if negs[1]:
+            eb = -eb
+        Am = ea[:, Ai, Ak]
+        Bm = eb[:, Bl, Bk]
+        nw = Am.shape[0]
+        if cconst is not None:
+            cm = np.full((nw, 64, nacc), cconst, U64 if acc == "f64" else U32)
+        else:
+            cm = np.ascontiguousarray(grp(C))
+        if acc == "f32":
+            cv = cm.view(np.float32).astype(np.float64)[:, Dl, Dk]
+            Dm = (cv + np.stack([Am[k] @ Bm[k] for k in range(nw)])).astype(np.float32) \
+                .view(U32)
+        elif acc == "f64":
+            cv = cm.view(np.float64)[:, Dl, Dk]
+            if negs[2]:
+                cv = -cv
+            Dm = (cv + np.stack([Am[k] @ Bm[k] for k in range(nw)])).view(U64)
+        else:           # integer products and sums are exact: one batched matmul
+            cv = cm.view(np.int32).astype(np.int64)[:, Dl, Dk]
+            Dm = ((cv + Am @ Bm) & 0xFFFFFFFF).astype(U32)
+        out = np.zeros((nw, 64, nacc), Dm.dtype)
+        out[:, Dl, Dk] = Dm
+        F = wv.v if d.file == "v" else wv.a
+        F[d.index:d.index + nregs].reshape(nregs, W, 64)[:, rows] = \
+            np.ascontiguousarray(out).view(U32).transpose(2, 0, 1)
+        return nxt
+
     def run(wv):
+        if LANE_COUNT[0] != 64:     # a lockstep group (asmevo.emu.lockstep)
+            return run_group(wv, LANE_COUNT[0] // 64)
         ea = _unpack_elems(regs(wv, A), ty)
         eb = _unpack_elems(regs(wv, Bop), tyb)
         if blgp:

@@ -8,8 +8,8 @@ import numpy as np
 from ..ir.operands import Imm, Special, base_of
 from .memory import EmuError
 from .state import M0
-from .exec_common import (CompileError, U16, U32, U64, U8, _b64, _const_reader, _regs_of,
-    _sgpr_index, reader)
+from .exec_common import (LANE_COUNT, CompileError, U16, U32, U64, U8, _b64, _const_reader,
+    _regs_of, _sgpr_index, reader)
 from .exec_mem import _active, _atomic_apply, _load_into, _store_data
 
 _BUF_DFMT = {1: (8, 1), 2: (16, 1), 3: (8, 2), 4: (32, 1), 5: (16, 2), 10: (8, 4), 11: (32, 2),
@@ -127,7 +127,40 @@ def compile_mubuf(inst, spec, ctx, nxt):
     nfmt_c = ex.get("format", 0)
     t_word3 = _mtbuf_word3(inst) if ex.get("tbuffer") else None
 
+    soff_i = None if isinstance(soff, Imm) else _sgpr_index(soff)
+
+    def group_addrs(wv, lanes, size):
+        """:func:`addrs` for the lanes of a lockstep group (asmevo.emu.lockstep), each with
+        its own wave's V# and SGPR offset (rows of ``wv.sfile``)."""
+        wix = lanes >> 6
+        r = wv.sfile[:, rsrc_i:rsrc_i + 4].astype(np.int64)
+        base = (r[:, 0] | ((r[:, 1] & 0xFFFF) << 32))[wix]
+        stride = ((r[:, 1] >> 16) & 0x3FFF)[wix]
+        nrec = r[:, 2][wix]
+        add_tid = ((r[:, 3] >> 23) & 1)[wix]
+        so = wv.sfile[:, soff_i].astype(np.int64)[wix] if soff_i is not None else \
+            int(soff_r(wv)[0])
+        n = len(lanes)
+        if offen and idxen:
+            vv = _b64(vr(wv))[lanes]
+            idx = (vv & U64(0xFFFFFFFF)).astype(np.int64)
+            off = (vv >> U64(32)).astype(np.int64)
+        else:
+            v = _b64(vr(wv))[lanes].astype(np.int64) if vr is not None else np.zeros(n, np.int64)
+            idx = v & 0xFFFFFFFF if idxen else np.zeros(n, np.int64)
+            off = v & 0xFFFFFFFF if offen and not idxen else np.zeros(n, np.int64)
+        idx = idx + (lanes & 63) * add_tid
+        off = off + ioff
+        if idxen:
+            inr = idx < nrec
+        else:
+            inr = np.where((stride == 0) & (add_tid == 0), off + size <= nrec, idx < nrec)
+        a = (base + so + idx * stride + off).astype(U64)
+        return a, inr
+
     def addrs(wv, lanes, size=size):
+        if LANE_COUNT[0] != 64:
+            return group_addrs(wv, lanes, size)
         r = wv.s[rsrc_i:rsrc_i + 4]
         base = int(r[0]) | ((int(r[1]) & 0xFFFF) << 32)
         stride = (int(r[1]) >> 16) & 0x3FFF
@@ -145,8 +178,8 @@ def compile_mubuf(inst, spec, ctx, nxt):
             idx, off = np.zeros(len(lanes), np.int64), v & 0xFFFFFFFF
         else:
             idx, off = np.zeros(len(lanes), np.int64), np.zeros(len(lanes), np.int64)
-        if add_tid:
-            idx = idx + lanes
+        if add_tid:     # the lane's index in its wave (lanes of a lockstep group: W * 64)
+            idx = idx + (lanes & 63)
         off = off + ioff
         if stride == 0 and not idxen and not add_tid:
             inr = off + size <= nrec

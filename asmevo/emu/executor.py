@@ -10,7 +10,8 @@ here by ``kind``, one module per instruction family (as :mod:`asmevo.semantics`)
 
 * :mod:`.exec_common` -- operand readers/writers, helpers, DPP/SDWA lane maps;
 * :mod:`.exec_valu` -- VALU, VOPC, VOP3P, mix, swap, movrel;
-* :mod:`.exec_salu` -- SALU, SOPC, branches;
+* :mod:`.exec_salu` -- SALU, SOPC, branches (:mod:`.exec_sgen`: their semantics traced once
+  per instruction shape into generated Python);
 * :mod:`.exec_lane` -- cross-lane moves, s_set_gpr_idx indexing, system instructions;
 * :mod:`.exec_mem` -- SMEM, FLAT/GLOBAL/SCRATCH loads, stores, atomics;
 * :mod:`.exec_mubuf` -- MUBUF/MTBUF buffer instructions;

@@ -85,6 +85,7 @@ def classify(inst, closure=None) -> tuple | None:
     if spec is None:
         return None
     kind = spec.kind
+    per_wave = False
     if kind == "vopc":
         return _cmp_mode(inst, spec, closure)
     if spec.name in ("v_readlane_b32", "v_writelane_b32") and len(inst.operands) == 3:
@@ -98,6 +99,15 @@ def classify(inst, closure=None) -> tuple | None:
     if kind == "vmem" and spec.extra.get("seg") == "global" and spec.extra["size"] % 4 == 0 \
             and not spec.extra.get("d16") and not spec.extra.get("lds"):
         kind = "mem"        # global_load/store_dword*: one gather/scatter for all waves
+    elif kind == "vmem_atomic" and spec.extra.get("seg") == "global":
+        kind = "mem"        # lanes in wave order: as the waves one after another
+    elif kind in ("mubuf", "mubuf_atomic") and not inst.has_mod("lds"):
+        kind = "mem"        # buffer loads/stores/atomics (not LDS DMA): lanes in wave order
+        # (without a data format, each wave's own V# and SGPR offset: exec_mubuf reads
+        # them per lane in a group, so they need not be equal in every wave)
+        per_wave = not spec.extra.get("format") and not spec.extra.get("tbuffer")
+    elif kind == "mfma" and not spec.extra.get("sparse"):
+        pass                # once for the running waves (exec_mfma's group form)
     elif kind in _VEC_KINDS:
         if inst.opcode.endswith("_sdwa") or kind != "valu" and (
                 inst.opcode.endswith("_dpp") or any(inst.has_mod(m) for m in _DPP_MODS)):
@@ -122,7 +132,7 @@ def classify(inst, closure=None) -> tuple | None:
         return None
     try:
         uses = list(use_operands(inst))
-        if kind not in _VEC_KINDS + ("mem",):   # a VALU's implicit EXEC use is per lane here
+        if kind not in _VEC_KINDS + ("mem", "mfma"):   # a VALU's implicit EXEC use is per lane
             uses += list(implicit_uses(inst))
         defs = list(def_operands(inst)) + list(implicit_defs(inst))
     except Exception:   # noqa: BLE001  (an instruction the ISA table does not describe)
@@ -131,6 +141,8 @@ def classify(inst, closure=None) -> tuple | None:
     widx = _sgpr_units(defs)
     if ridx is None or widx is None:
         return None
+    if per_wave:
+        ridx = []
     if kind in _VEC_KINDS and ("lm" in spec.src or spec.imp_in):
         # lane-mask sources are read per wave (each wave's own SGPR pair): they need not
         # be equal in all waves; other SGPR sources must
@@ -146,7 +158,8 @@ def classify(inst, closure=None) -> tuple | None:
         ridx += [EXEC, EXEC + 1]
     elif spec.name in ("s_cbranch_vccz", "s_cbranch_vccnz"):
         ridx += [SPECIAL_SGPR["vcc"], SPECIAL_SGPR["vcc"] + 1]
-    if kind == "mem" and widx or kind in _VEC_KINDS and (EXEC in widx or EXEC + 1 in widx):
+    if kind in ("mem", "mfma") and widx or \
+            kind in _VEC_KINDS and (EXEC in widx or EXEC + 1 in widx):
         return None
     writes_scc = "scc" in spec.imp_out or any(u == ("scc",) for u in implicit_defs(inst))
     w = sorted(set(widx))
@@ -154,7 +167,8 @@ def classify(inst, closure=None) -> tuple | None:
         wsl = slice(w[0], w[-1] + 1)       # contiguous: a slice copies faster
     else:
         wsl = np.array(w, np.intp) if w else None
-    return (kind if kind in ("barrier", "mem") else ("vec" if kind in _VEC_KINDS else "uni"),
+    return (kind if kind in ("barrier", "mem") else
+            ("vec" if kind in _VEC_KINDS + ("mfma",) else "uni"),
             frozenset(ridx), _reads_scc(inst, spec), wsl, frozenset(w), writes_scc,
             EXEC in w or EXEC + 1 in w, (_sbit_mode(inst, spec) or _snp_mode(inst, spec))
             if kind == "salu" else _snp_mode(inst, spec) if kind == "sopc" else
