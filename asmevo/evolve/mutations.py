@@ -23,6 +23,8 @@ each lives in its own module:
 * ``rename`` (:mod:`.mutations_rename`): one value (a def and its reads up to its end in the
   block) to a free, aligned register of the same width inside the allocation, never an ABI
   register, never EXEC/VCC/M0/SCC; breaks WAR/WAW dependences for ``move``/``hoist-load``;
+  SGPR values only unless ``MoveEnv.vgpr_renames`` (a renamed VGPR needs the verifier's
+  relational proof, see :class:`~asmevo.evolve.mutations_rename.MoveEnv`);
 * ``interleave`` (:mod:`.mutations_interleave`): a chain ``acc = acc op x`` split over two
   accumulators, only for exact integer ops (``v_add_u32``, ``v_and/or/xor_b32``,
   ``v_max/min_{i,u}32``, ``v_mul_lo_u32``), never float add/FMA/max/min;

@@ -62,11 +62,19 @@ def units(r: Reg) -> frozenset:
 
 class MoveEnv:
     """What the register-allocating moves need besides the blocks: K0 (its descriptor,
-    metadata and ABI) and the kernel's name.  :meth:`view` analyses one block list."""
+    metadata and ABI) and the kernel's name.  :meth:`view` analyses one block list.
 
-    def __init__(self, k0, kernel_name: str):
+    ``vgpr_renames`` (default off): whether ``rename`` and ``widen`` may rename VGPR values.
+    They are legal, but the verifier's window proof compares every VGPR a changed window
+    writes that is read anywhere (EXEC-masked lanes survive later writes), so a renamed VGPR
+    is proved only by the relational proof across blocks: 10-50x the cost of a window proof,
+    paid again by every descendant (each is verified against K0), and undecided on kernels
+    with LDS traffic in the window.  SGPR renames are proved by the window proof."""
+
+    def __init__(self, k0, kernel_name: str, vgpr_renames: bool = False):
         self.k0 = k0
         self.kernel_name = kernel_name
+        self.vgpr_renames = vgpr_renames
         self._views: list = []
 
     def view(self, blocks) -> "KernelView":
@@ -74,6 +82,7 @@ class MoveEnv:
             if b is blocks:
                 return v
         v = KernelView(self.k0, self.kernel_name, blocks)
+        v.vgpr_renames = self.vgpr_renames
         self._views = ([(blocks, v)] + self._views)[:4]
         return v
 
@@ -83,6 +92,9 @@ class KernelView:
 
     The analysed kernel holds copies of the instructions, so that positions are unique even
     when one instruction value appears twice."""
+
+    #: see :class:`MoveEnv`
+    vgpr_renames = False
 
     def __init__(self, k0, kernel_name: str, blocks):
         from ..analysis import AnalysisManager
@@ -418,9 +430,9 @@ def apply_edits(blocks, bi: int, edits: dict, originals) -> list:
 
 # -- the move ----------------------------------------------------------------------------
 
-def _renamable(inst) -> bool:
+def _renamable(inst, vgprs: bool) -> bool:
     k = def_operand(inst)
-    if k is None:
+    if k is None or (not vgprs and base_of(inst.operands[k]).file != "s"):
         return False
     e = _eff(inst)
     return e.known and not e.uses_all and inst.opcode not in ("s_waitcnt", "s_nop")
@@ -446,7 +458,7 @@ def rename(blocks, hot, rng, env):
     from .mutations import _flat
     flat = _flat(blocks)
     cands = [g for g in sorted(hot) if g < len(flat)
-             and _renamable(blocks[flat[g][0]].instructions[flat[g][1]])]
+             and _renamable(blocks[flat[g][0]].instructions[flat[g][1]], view.vgpr_renames)]
     if not cands:
         return None
     # values with a nearby WAR/WAW on their register first (what a rename unblocks), SGPR

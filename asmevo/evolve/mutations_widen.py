@@ -248,7 +248,7 @@ def merge_pair(view, bi: int, p1: int, p2: int, allow_rename: bool = True):
         if R.units(db) & R.busy_units(view, bi, p1, p2 - 1) - R.units(da):
             data = None
     if data is None:
-        if not load or not allow_rename:
+        if not load or not allow_rename or (da.file == "v" and not view.vgpr_renames):
             return "the data registers are not one aligned tuple"
         lo_first = True if lo_first is None else lo_first
         va, vb = R.value_range(view, bi, p1, 0), R.value_range(view, bi, p2, 0)

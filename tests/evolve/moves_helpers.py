@@ -57,9 +57,11 @@ def build(tmp_path, name: str, body: str, **kw):
     return co, h, load(str(co))
 
 
-def env_of(module):
+def env_of(module, vgpr_renames: bool = True):
+    """The moves' environment; VGPR renames on (the evolve operator's default is off, see
+    :class:`asmevo.evolve.mutations_rename.MoveEnv`), so that their legality is tested."""
     from asmevo.evolve.mutations_rename import MoveEnv
-    return MoveEnv(module, KERNEL)
+    return MoveEnv(module, KERNEL, vgpr_renames=vgpr_renames)
 
 
 def blocks_of(module):
@@ -70,10 +72,10 @@ def all_indices(module) -> set:
     return set(range(sum(len(b.instructions) for b in blocks_of(module))))
 
 
-def run_move(module, name: str, seeds=range(40), want=None):
+def run_move(module, name: str, seeds=range(40), want=None, vgpr_renames: bool = True):
     """The first output of move ``name`` (over the seeds) for which ``want(desc)`` holds."""
     from asmevo.evolve.mutations import call_move
-    env = env_of(module)
+    env = env_of(module, vgpr_renames)
     for s in seeds:
         out = call_move(name, blocks_of(module), all_indices(module), random.Random(s), env)
         if out is not None and (want is None or want(out[1])):

@@ -121,3 +121,16 @@ def test_rename_never_touches_special_registers(tmp_path, llvm_mc):
         if out is not None:
             assert out[1]["old"][0] in "sv" and "vcc" not in out[1]["new"]
             assert static_ok(m, out[0])
+
+
+def test_default_env_renames_sgprs_only(tmp_path, llvm_mc):
+    """The operator's default: VGPR values stay (a renamed VGPR needs the relational proof)."""
+    co, h, m = build(tmp_path, "sonly", BODY)
+    seen = set()
+    for s in range(60):
+        out = run_move(m, "rename", seeds=[s], vgpr_renames=False)
+        if out is not None:
+            seen.add(out[1]["old"][0])
+    assert seen == {"s"}
+    from asmevo.evolve.operators import MutateOperator, ProposeContext
+    assert MutateOperator().env(ProposeContext(m, "vadd_f32")).vgpr_renames is False
