@@ -23,7 +23,6 @@ are marked ``raw`` and printed as ``.long`` words.
 from __future__ import annotations
 
 import copy
-import gc
 import io
 import os
 import re
@@ -41,6 +40,7 @@ from ..ir.operands import Expr, Imm, Label
 from ..ir.printer import print_instruction, print_module
 from .codeobject import CodeObject, Symbol, read_code_object
 from .descriptor import KernelDescriptor
+from .gcpause import gc_paused
 from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, decode_metadata, iter_notes, to_yaml
 from .objdump import run_objdump
 
@@ -742,13 +742,7 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
         CodeObjectError: bad input file (see :func:`read_code_object`).
         ToolNotFoundError / ToolFailedError: llvm-objdump / llvm-mc missing or failed.
     """
-    # The cyclic garbage collector is paused meanwhile: a large kernel makes some 100,000
-    # objects that all stay alive, and the collections they trigger (each walking every
-    # object made so far) cost about a third of the time; any cyclic garbage is collected
-    # when the collector runs again.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():  # about a third of the time went to collections (see gcpause)
         co = code_object if isinstance(code_object, CodeObject) else read_code_object(code_object)
         entries = objdump_listing(co.path, listing=None if listing is None else listing.result())
         b = _Builder(co, entries)
@@ -762,9 +756,6 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
         if check:
             _check(module, b)
         return module
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _quick_check(module: Module, b: _Builder) -> bool:
