@@ -20,9 +20,10 @@ for llvm-mc), since wall-clock numbers on a shared 2-core machine swing with loa
 
 End to end (issue 16), the same code object, runs alternating, medians of ``--runs``:
 
-* ``asmevo dis CO -o K.s`` and ``asmevo asm K.s -o K.co`` as commands (a new Python process
-  each, LLVM tools included: the llvm-objdump listing, the llvm-mc re-assembly check of the
-  disassembly, llvm-mc + ld.lld), against ``llvm-objdump -d --mcpu=gfx942 CO`` and
+* ``python -m asmevo dis CO -o K.s`` and ``python -m asmevo asm K.s -o K.co`` as commands, as a
+  user runs them (a new Python process each, LLVM tools included: the llvm-objdump listing,
+  the llvm-mc re-assembly check of the disassembly, llvm-mc + ld.lld), against
+  ``llvm-objdump -d --mcpu=gfx942 CO`` and
   ``llvm-mc -filetype=obj K.s`` + ``ld.lld -shared`` (the LLVM tools' own time for the same
   work).  CPU time is user+system of the process and all its children (``RUSAGE_CHILDREN``).
   The commands run with Python's bytecode cache in a temporary directory
@@ -32,7 +33,8 @@ End to end (issue 16), the same code object, runs alternating, medians of ``--ru
   ``print_module`` with a cold line cache, and ``assemble_bytes`` of the text.
 
 The ratio (dis + asm) / (llvm-objdump + llvm-mc + ld.lld) is printed against the target of
-issue 16 (at most 2x).  ``--ref DIR`` (another copy of asmevo, e.g. ``git archive HEAD~3
+issue 16 (at most 2x), with dis / llvm-objdump and asm / (llvm-mc + ld.lld) beside it and the
+load average before and after (the machine is shared: nice the run, read CPU and wall).  ``--ref DIR`` (another copy of asmevo, e.g. ``git archive HEAD~3
 asmevo isa_specs | tar -x -C DIR``) adds its ``dis``/``asm`` commands to the same
 alternating runs (a before/after in one run).
 """
@@ -142,7 +144,7 @@ def end_to_end(co: pathlib.Path, runs: int, ref: str | None = None) -> None:
     s_path, co_path = os.path.join(tmp, "k.s"), os.path.join(tmp, "k.co")
     obj, linked = os.path.join(tmp, "mc.o"), os.path.join(tmp, "mc.co")
     quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    py = [sys.executable, "-m", "asmevo.cli"]
+    py = [sys.executable, "-m", "asmevo"]
     # cwd: the temporary directory, so that ``-m`` finds asmevo through PYTHONPATH only
     subprocess.run(py + ["dis", str(co), "-o", s_path], env=env, check=True, cwd=tmp,
                    **quiet)  # warm-up
@@ -164,7 +166,9 @@ def end_to_end(co: pathlib.Path, runs: int, ref: str | None = None) -> None:
         return a[0] + b[0], a[1] + b[1]
 
     def api_dis():
+        from asmevo.frontend import typecheck
         asm_parser._LINE_CACHE.clear()
+        typecheck._SELECTED.clear()
         return _self_cpu(lambda: print_module(disassemble(str(co))))
 
     def api_asm():
@@ -185,16 +189,24 @@ def end_to_end(co: pathlib.Path, runs: int, ref: str | None = None) -> None:
                                                         env=ref_env, cwd=tmp, **quiet)),
                  ("ref: asmevo asm", lambda: _child_cpu(py + ["asm", ref_s, "-o", co_path + ".ref"],
                                                         env=ref_env, cwd=tmp, **quiet))]
+    load0 = os.getloadavg()
     res = {name: [] for name, _ in jobs}
     for r in range(runs):
         for name, fn in (jobs if r % 2 == 0 else jobs[::-1]):
             res[name].append(fn())
     med = {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
            for name, v in res.items()}
-    print(f"\nend to end: {co} ({n_inst} instructions), medians of {runs} alternating runs")
+    print(f"\nend to end: {co} ({n_inst} instructions), medians of {runs} alternating runs; "
+          f"load average {load0[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
     print(f"{'':28s} {'CPU ms':>9s} {'wall ms':>9s}")
     for name, _ in jobs:
         print(f"{name:28s} {med[name][1] * 1e3:9.1f} {med[name][0] * 1e3:9.1f}")
+    for k, what in ((1, "CPU"), (0, "wall")):
+        print(f"  {what}: dis / llvm-objdump = "
+              f"{med['asmevo dis'][k] / med['llvm-objdump -d'][k]:.2f}x, asm / (llvm-mc + ld.lld) = "
+              f"{med['asmevo asm'][k] / med['llvm-mc + ld.lld'][k]:.2f}x (commands); API: "
+              f"{med['disassemble+print (API)'][k] / med['llvm-objdump -d'][k]:.2f}x, "
+              f"{med['assemble_bytes (API)'][k] / med['llvm-mc + ld.lld'][k]:.2f}x")
     pairs = [("commands", ("asmevo dis", "asmevo asm")),
              ("API", ("disassemble+print (API)", "assemble_bytes (API)"))]
     if ref:
