@@ -396,6 +396,95 @@ def _atomic_apply(op, old, val, cmp=None, size=4):
     raise CompileError(f"atomic {op}")
 
 
+_INT_ATOMICS = frozenset(["add", "sub", "rsub", "swap", "cmpswap", "cmpst", "smin", "min_i32",
+                          "smax", "max_i32", "umin", "min_u32", "umax", "max_u32", "and", "or",
+                          "xor", "inc", "dec"])
+_FLOAT_ATOMICS = {"add_f32": np.float32, "min_f32": np.float32, "max_f32": np.float32,
+                  "add_f64": np.float64, "min_f64": np.float64, "max_f64": np.float64}
+
+
+def _atomic_np(op, old, val, cmp, size):
+    """:func:`_atomic_apply` on arrays (uint32 / uint64, one element per lane), element for
+    element the same values; None for an operation it does not cover."""
+    dt = old.dtype
+    if op == "add":
+        return old + val
+    if op == "sub":
+        return old - val
+    if op == "rsub":
+        return val - old
+    if op == "swap":
+        return val
+    if op in ("cmpswap", "cmpst"):
+        return np.where(old == cmp, val, old)
+    sdt = np.int32 if size == 4 else np.int64
+    if op in ("smin", "min_i32"):
+        return np.where(old.view(sdt) <= val.view(sdt), old, val)
+    if op in ("smax", "max_i32"):
+        return np.where(old.view(sdt) >= val.view(sdt), old, val)
+    if op in ("umin", "min_u32"):
+        return np.minimum(old, val)
+    if op in ("umax", "max_u32"):
+        return np.maximum(old, val)
+    if op == "and":
+        return old & val
+    if op == "or":
+        return old | val
+    if op == "xor":
+        return old ^ val
+    if op == "inc":
+        return np.where(old >= val, dt.type(0), old + dt.type(1))
+    if op == "dec":
+        return np.where((old == 0) | (old > val), val, old - dt.type(1))
+    ft = _FLOAT_ATOMICS.get(op)
+    if ft is not None and np.dtype(ft).itemsize == size:
+        a, b = old.view(ft), val.view(ft)
+        r = a + b if op.startswith("add") else (np.fmin(a, b) if op.startswith("min")
+                                                else np.fmax(a, b))
+        return r.astype(ft).view(dt)
+    return None
+
+
+def _atomic_vec(mem, a, size, op, val, cmp):
+    """Apply atomic ``op`` for every lane at once when the lanes' addresses ``a`` are
+    distinct, ``size``-aligned and in one writable, unwatched region (then the order of the
+    lanes cannot matter): the old values (uint32 / uint64 per lane), or None (nothing done;
+    the caller takes the lanes one by one)."""
+    if op not in _INT_ATOMICS and op not in _FLOAT_ATOMICS:
+        return None
+    hit = mem._single(a, size)
+    if hit is None:
+        return None
+    r, off = hit
+    if not r.writable or r.watch or np.count_nonzero(off & U64(size - 1)):
+        return None
+    w = (off >> U64(2)).astype(np.intp)
+    if np.unique(w).size != w.size:
+        return None
+    words = r.words
+    if size == 4:
+        old = words[w]
+    else:
+        old = words[w].astype(U64) | (words[w + 1].astype(U64) << U64(32))
+    new = _atomic_np(op, old, val, cmp, size)
+    if new is None:
+        return None
+    if size == 4:
+        words[w] = new
+    else:
+        words[w] = new.astype(U32)
+        words[w + 1] = (new >> U64(32)).astype(U32)
+    return old
+
+
+def _lane_values(R, index, lanes, size):
+    """uint32 / uint64 values of registers ``index`` (and ``index + 1`` for 8 bytes) of
+    ``lanes`` of register file ``R``."""
+    if size == 4:
+        return R[index, lanes]
+    return R[index, lanes].astype(U64) | (R[index + 1, lanes].astype(U64) << U64(32))
+
+
 #: atomics whose result does not depend on the order of the lanes (commutative and
 #: associative on 32 bits): ufunc.at over all lanes equals the lane-by-lane updates
 UFUNC_AT = {"add": (np.add.at, False), "sub": (np.subtract.at, False),
@@ -444,6 +533,16 @@ def compile_vmem_atomic(inst, spec, ctx, nxt):
                     f(r.words.view(np.int32), w, x.view(np.int32))
                 else:
                     f(r.words, w, x)
+                return nxt
+        if seg == "global" and size in (4, 8):
+            # distinct addresses: every lane at once (the order of the lanes cannot matter)
+            old = _atomic_vec(ctx.mem, a, size, op, _lane_values(wv.v, data.index, lanes, size),
+                              _lane_values(wv.v, data.index + nd, lanes, size) if cmp else None)
+            if old is not None:
+                if dst is not None:
+                    wv.v[dst.index, lanes] = old.astype(U32)
+                    if nd == 2:
+                        wv.v[dst.index + 1, lanes] = (old >> U64(32)).astype(U32)
                 return nxt
         for j, ln in enumerate(lanes):
             aj = a[j:j + 1]

@@ -10,7 +10,8 @@ from .memory import EmuError
 from .state import M0
 from .exec_common import (LANE_COUNT, CompileError, U16, U32, U64, U8, _b64, _const_reader,
     _regs_of, _sgpr_index, reader)
-from .exec_mem import _active, _atomic_apply, _load_into, _store_data
+from .exec_mem import (_active, _atomic_apply, _atomic_vec, _lane_values, _load_into,
+    _store_data)
 
 _BUF_DFMT = {1: (8, 1), 2: (16, 1), 3: (8, 2), 4: (32, 1), 5: (16, 2), 10: (8, 4), 11: (32, 2),
              12: (16, 4), 13: (32, 3), 14: (32, 4)}
@@ -237,6 +238,20 @@ def compile_mubuf(inst, spec, ctx, nxt):
             ret = inst.has_mod("glc") or inst.has_mod("sc0")
             R = wv.v if dst_or_data.file == "v" else wv.a
             di, ndw = dst_or_data.index, size // 4
+            if size in (4, 8):
+                # distinct addresses: every lane at once (the order of the lanes cannot matter)
+                li = lanes[inr]
+                old = _atomic_vec(ctx.mem, a[inr], size, aop, _lane_values(R, di, li, size),
+                                  _lane_values(R, di + ndw, li, size) if aop == "cmpswap"
+                                  else None) if len(li) else np.zeros(0, U32)
+                if old is not None:
+                    if ret:
+                        out = np.zeros((ndw, len(lanes)), U32)
+                        out[0, inr] = old.astype(U32)
+                        if ndw == 2:
+                            out[1, inr] = (old >> U64(32)).astype(U32)
+                        R[di:di + ndw, lanes] = out
+                    return nxt
             for j, ln in enumerate(lanes):
                 if not inr[j]:
                     if ret:
