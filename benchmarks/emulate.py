@@ -306,6 +306,8 @@ def main(argv=None) -> int:
         head += f" | {c + ' ms':>9s} {'M lane/s':>8s} {'M wave/s':>8s}"
     if len(cols) > 1:
         head += " | " + " ".join(f"{'new/' + c:>9s}" for c, _, _ in cols[1:])
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} CPUs)")
     print(head)
     tot = {c: 0.0 for c, _, _ in cols}
     tot_ln = tot_n = 0
@@ -353,6 +355,7 @@ def main(argv=None) -> int:
     if len(cols) > 1:
         row += " | " + " ".join(f"{tot[c] / tot['new']:9.2f}" for c, _, _ in cols[1:])
     print(row)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for _, w, _ in cols:
         if w.p.poll() is None:
             w.close()

@@ -585,11 +585,7 @@ def _start_set(waves, V, S, layout, part, nwaves, packed):
     S.reshape(nw // nwaves, nwaves, S.shape[1])[:, :, EXEC:EXEC + 2] = ew
     k = 0
     for wv in waves:
-        e = es[k]
-        wv.exec_mask = lane_mask(e)
-        wv.exec_all = e == 0xFFFFFFFFFFFFFFFF
-        wv.exec_any = e != 0
-        wv.exec_n = e.bit_count()
+        wv.exec_mask, wv.exec_all, wv.exec_any, wv.exec_n = es[k]
         k = k + 1 if k + 1 < nwaves else 0
 
 
@@ -597,8 +593,9 @@ _STARTS: dict = {}
 
 
 def _set_start(packed: bytes, nwaves: int):
-    """(v0 of the waves of one workgroup (nwaves, 64), their EXEC words (nwaves, 2), EXEC
-    values) for the packed work-item ids ``packed`` (uint32 bytes); cached, read-only."""
+    """(v0 of the waves of one workgroup (nwaves, 64), their EXEC words (nwaves, 2), their
+    cached EXEC (mask, all, any, popcount) as :meth:`Wave.sync_exec` sets them) for the packed
+    work-item ids ``packed`` (uint32 bytes); cached, read-only."""
     key = (packed, nwaves)
     hit = _STARTS.get(key)
     if hit is None:
@@ -608,7 +605,8 @@ def _set_start(packed: bytes, nwaves: int):
         ids[:n] = p
         es = [(1 << max(0, min(64, n - 64 * w))) - 1 for w in range(nwaves)]
         ew = np.array(es, np.uint64).view(np.uint32).reshape(nwaves, 2)
-        hit = (ids.reshape(nwaves, 64), ew, es)
+        hit = (ids.reshape(nwaves, 64), ew,
+               [(lane_mask(e), e == 0xFFFFFFFFFFFFFFFF, e != 0, e.bit_count()) for e in es])
         if len(_STARTS) >= 64:
             _STARTS.clear()
         _STARTS[key] = hit
