@@ -758,6 +758,53 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
         return module
 
 
+def _layout_text(module: Module, t, path: str) -> tuple[str, list]:
+    """:func:`_quick_check`'s step-2 text: the module with every block's code as ``.incbin``
+    of its original bytes; and the item each line of the text comes from."""
+    parts: list[str] = []
+    owners: list = []
+    for it in module.items:
+        if isinstance(it, Kernel):
+            lines = [f"{it.name}:"]
+            for i, blk in enumerate(it.blocks):
+                lines.extend("\t" + d.text() for d in blk.directives)
+                if blk.label and not (i == 0 and blk.label == it.name):
+                    lines.append(blk.label + ":")
+                if blk.instructions:
+                    a = blk.instructions[0].address
+                    last = blk.instructions[-1]
+                    n = last.address + len(last.encoding) - a
+                    lines.append(f'\t.incbin "{path}", {t.offset + a - t.addr}, {n}')
+            chunk = "\n".join(lines) + "\n"
+        else:
+            chunk = print_module(Module([it]))
+        parts.append(chunk)
+        owners.extend([it] * chunk.count("\n"))
+    return "".join(parts), owners
+
+
+class _Background:
+    """``fn(*args)`` on a thread; :meth:`result` waits and returns or raises what it did."""
+
+    def __init__(self, fn, *args):
+        import threading
+        self._out = self._err = None
+
+        def run() -> None:
+            try:
+                self._out = fn(*args)
+            except BaseException as e:  # noqa: BLE001 - raised again by result()
+                self._err = e
+        self._thread = threading.Thread(target=run, name="asmevo-check")
+        self._thread.start()
+
+    def result(self):
+        self._thread.join()
+        if self._err is not None:
+            raise self._err
+        return self._out
+
+
 def _quick_check(module: Module, b: _Builder) -> bool:
     """The check of :func:`_check` in two small llvm-mc runs instead of one of the whole
     listing; True when it proves what the whole-module reassembly would (nothing to change),
@@ -797,6 +844,12 @@ def _quick_check(module: Module, b: _Builder) -> bool:
                 if blk.label and blk.instructions:
                     label_at.setdefault(blk.label, blk.instructions[0].address)
     distinct = list(dict.fromkeys(texts))
+    # step 2's first assembly runs meanwhile (both tools wait on their own process)
+    tsec = co.text
+    path = os.path.abspath(co.path)
+    module.items = b.items
+    first = _layout_text(module, tsec, path)
+    pending = _Background(_mc_object, first[0])
     try:
         encs = _show_encodings(distinct, co.target_id)
     except AsmevoError:
@@ -825,31 +878,18 @@ def _quick_check(module: Module, b: _Builder) -> bool:
         if b.labels.get(tgt) != lab.name or label_at.get(lab.name) != tgt:
             return False
     # 2. layout, descriptors and metadata, repaired as the whole-module check repairs them
-    t = co.text
-    path = os.path.abspath(co.path)
     for _attempt in range(len(co.kernels) + 3):
         module.items = b.items
-        parts: list[str] = []
-        owners: list = []  # the item each line of the text comes from
-        for it in module.items:
-            if isinstance(it, Kernel):
-                lines = [f"{it.name}:"]
-                for i, blk in enumerate(it.blocks):
-                    lines.extend("\t" + d.text() for d in blk.directives)
-                    if blk.label and not (i == 0 and blk.label == it.name):
-                        lines.append(blk.label + ":")
-                    if blk.instructions:
-                        a = blk.instructions[0].address
-                        last = blk.instructions[-1]
-                        n = last.address + len(last.encoding) - a
-                        lines.append(f'\t.incbin "{path}", {t.offset + a - t.addr}, {n}')
-                chunk = "\n".join(lines) + "\n"
-            else:
-                chunk = print_module(Module([it]))
-            parts.append(chunk)
-            owners.extend([it] * chunk.count("\n"))
+        if pending is not None:
+            text, owners = first
+        else:
+            text, owners = _layout_text(module, tsec, path)
         try:
-            info = _mc_object("".join(parts))
+            if pending is not None:
+                job, pending = pending, None
+                info = job.result()
+            else:
+                info = _mc_object(text)
         except AsmSyntaxError as e:
             owner = owners[e.line - 1] if e.line and 0 < e.line <= len(owners) else None
             if isinstance(owner, AmdhsaKernel):
@@ -861,7 +901,7 @@ def _quick_check(module: Module, b: _Builder) -> bool:
             return False
         except AsmevoError:
             return False
-        if info.text_relocs or info.text != t.data:
+        if info.text_relocs or info.text != tsec.data:
             return False
         changed = False
         for k in co.kernels:
