@@ -151,3 +151,26 @@ def test_undecodable_word_reason_names_its_address_when_it_has_one():
     why = _undecodable_words(kern(1, None), kern(0, None))
     assert why and "(.long 0xffffffff)" in why
     assert _undecodable_words(kern(0, None), kern(0, None)) is None     # unchanged kernel
+
+
+def test_relational_proof_gives_up_on_cache_policy_and_halts_in_any_block():
+    # relational._execute: a block whose cache-policy bits, cache maintenance or no-op-in-z3
+    # instructions differ is unsupported (mutant: `or` -> `and`: a policy difference alone
+    # was ignored and the pair below was proved 'equivalent')
+    from asmevo.verify.relational import EQUIVALENT, prove_relational
+    o = """
+  s_cmp_eq_u32 s2, 0
+  s_cbranch_scc1 .L1
+  v_add_u32 v6, v6, 1
+.L1:
+  global_load_dword v4, v[2:3], off
+  s_waitcnt vmcnt(0)
+  global_store_dword v[2:3], v4, off offset:4
+  s_endpgm
+"""
+    for c, why in (
+            (o.replace("global_load_dword v4, v[2:3], off", "global_load_dword v4, v[2:3], off sc0 sc1"),
+             "cache-policy bits"),
+            (o.replace("v_add_u32 v6, v6, 1", "v_add_u32 v6, v6, 1\n  s_sethalt 1"), "no-ops")):
+        r = prove_relational(_mod(o).kernels[0], _mod(c).kernels[0], timeout_ms=4000)
+        assert r.status != EQUIVALENT and why in r.reason, (why, r.reason)
