@@ -202,7 +202,7 @@ def compile_vmem(inst, spec, ctx, nxt):
 
         def addr_fn(wv, lanes):
             a = vr(wv)
-            if not wv.exec_all or a.shape[0] != 64:
+            if not wv.exec_all or a.shape[0] != LANE_COUNT[0]:   # (else: every lane)
                 a = _b64(a)[lanes]
             return a + uoff if offset else a
     else:
@@ -212,7 +212,7 @@ def compile_vmem(inst, spec, ctx, nxt):
 
         def addr_fn(wv, lanes):
             a = vr(wv)
-            if not wv.exec_all or a.shape[0] != 64:
+            if not wv.exec_all or a.shape[0] != LANE_COUNT[0]:   # (else: every lane)
                 a = _b64(a)[lanes]
             return a.astype(U64) + (sr(wv)[0] + uoff)
 

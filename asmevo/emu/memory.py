@@ -35,6 +35,7 @@ class MemoryFault(Exception):
 
 
 _LIMITS: dict = {}     # region size -> Region.limit (sizes repeat from run to run)
+_ARANGE = {k: np.arange(k, dtype=np.int64) for k in range(1, 17)}
 
 
 class Region:
@@ -148,10 +149,10 @@ class GlobalMemory:
         if hit is not None:
             r, off = hit
             if not np.count_nonzero(off & np.uint64(3)):
-                w = off >> np.uint64(2)
+                w = off.view(np.int64) >> 2     # (offsets < 2**63: an index without a copy)
                 if ndw == 1:
                     return r.words[w][:, None]
-                return r.words[w[:, None] + np.arange(ndw, dtype=np.uint64)]
+                return r.words[w[:, None] + _ARANGE[ndw]]
         return np.ascontiguousarray(self.read(addrs, 4 * ndw, lanes)).view("<u4")
 
     def write_words(self, addrs: np.ndarray, words: np.ndarray, lanes: np.ndarray) -> None:
@@ -161,11 +162,11 @@ class GlobalMemory:
         if hit is not None:
             r, off = hit
             if r.writable and not r.watch and not np.count_nonzero(off & np.uint64(3)):
-                w = off >> np.uint64(2)
+                w = off.view(np.int64) >> 2
                 if ndw == 1:
                     r.words[w] = words[:, 0]
                 else:
-                    r.words[w[:, None] + np.arange(ndw, dtype=np.uint64)] = words
+                    r.words[w[:, None] + _ARANGE[ndw]] = words
                 return
         self.write(addrs, np.ascontiguousarray(words).view(np.uint8).reshape(len(addrs), 4 * ndw),
                    lanes)
