@@ -45,6 +45,7 @@ from .state import EXEC, lane_mask
 
 
 BARRIER, ENDPGM = -1, -2
+_DS_SET = frozenset(_DS_KINDS)
 
 
 class BatchView:
@@ -260,7 +261,7 @@ class _Group:
                 m = modes[pc]
                 if m is not None:
                     kind = m[0]
-                    if kind in _DS_KINDS:
+                    if kind in _DS_SET:
                         if lds is not None and _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim,
                                                          ex, W):
                             pc += 1
@@ -341,8 +342,9 @@ class _Group:
                         m = None
                 if m is not None:
                     kind, ridx, rscc, wsl, wset, wscc, wexec, alt = m
+                    same = not nu or ridx.isdisjoint(nu)    # its SGPRs equal in all waves
                     if alt is not None and alt[0] == "br" and \
-                            ((nu and not ridx.isdisjoint(nu)) or (rscc and not scc_u)):
+                            (not same or (rscc and not scc_u)):
                         npcs = _br_batch(alt, S, act, ia)
                         p0 = npcs[0]
                         if all(p == p0 for p in npcs):
@@ -352,7 +354,7 @@ class _Group:
                             wv.pc = p
                         return []
                     if alt is not None and alt[0] == "snp" and \
-                            ((nu and not ridx.isdisjoint(nu)) or (rscc and not scc_u)):
+                            (not same or (rscc and not scc_u)):
                         _snp_batch(alt, S, act, ia)
                         if wset:
                             nu = _renu(S, ia, nu, sorted(wset))
@@ -361,7 +363,7 @@ class _Group:
                             scc_u = all(wv.scc == s0 for wv in rest)
                         pc += 1
                         continue
-                    if alt is not None and nu and not ridx.isdisjoint(nu):
+                    if alt is not None and not same:
                         if wexec:
                             self._count(act, n - mark)
                             mark = n
@@ -375,15 +377,14 @@ class _Group:
                             ex = exec_state()
                         pc += 1
                         continue
-                    if (kind == "vec" or kind == "mem") and nu and not ridx.isdisjoint(nu) and \
-                            (scc_u or not rscc):
+                    if (kind == "vec" or kind == "mem") and not same and (scc_u or not rscc):
                         runs = _runs(S, ia, W, sorted(ridx & nu))
                         if len(runs) < len(act):
                             pc = self._run_parts(pc, runs, kind, ex, w0.mode)
                             if wset:
                                 nu = _renu(S, ia, nu, sorted(wset))
                             continue
-                    if (not nu or ridx.isdisjoint(nu)) and (scc_u or not rscc):
+                    if same and (scc_u or not rscc):
                         if kind == "vec" or kind == "mem":
                             view.s = s0_row
                             view.mode = w0.mode
