@@ -23,3 +23,32 @@ def test_setreg_of_a_mode_field_at_an_offset_reads_back(snippet):
     assert int(s.w.s[11]) == 0x5
     assert int(s.w.s[12]) == (int(s.w.s[10]) & ~(0x1FF << 12)) | (0x5 << 12)
     assert int(s.w.s[13]) == 0x3
+
+
+def test_user_sgpr_count_derived_from_the_enabled_user_sgprs():
+    # launch.kernel_config: a text kernel read from its directives (no descriptor) without
+    # .amdhsa_user_sgpr_count gets it from the enabled user SGPRs (queue ptr 2 + kernarg
+    # ptr 2 + dispatch id 2 = 6), so the workgroup id lands in s6 (mutants: the queue or
+    # kernarg pointer counted as 1 SGPR -> the id in s5)
+    import numpy as np
+    import planted_kernels as pk
+    from asmevo.emu import run_kernel
+    from asmevo.emu.launch import Arg, Launch
+    from asmevo.frontend.asm_parser import parse_asm
+    body = """
+        v_mov_b32_e32 v2, s6
+        v_lshl_add_u32 v3, s6, 6, v0
+        v_lshlrev_b32_e32 v3, 2, v3
+        global_store_dword v3, v2, s[4:5]
+    """
+    text = pk.kernel_text(body)
+    assert "\t\t.amdhsa_user_sgpr_count 6\n" in text
+    text = text.replace("\t\t.amdhsa_user_sgpr_count 6\n", "").replace(
+        "\t\t.amdhsa_user_sgpr_dispatch_ptr 1\n", "\t\t.amdhsa_user_sgpr_queue_ptr 1\n")
+    m = parse_asm(text, "k.s")          # no fill_text_abi: the directives are what is read
+    la = Launch((64, 1, 1), (3, 1, 1), [
+        Arg("out", "buffer", "uint32", data=np.full(192, 0xDEAD, np.uint32), role="out"),
+        Arg("in", "buffer", "uint32", data=np.zeros(4, np.uint32), role="in"),
+        Arg("n", "scalar", "int32", value=0)])
+    out = np.asarray(run_kernel(m, "k", la).outputs["out"]).view(np.uint32)
+    assert out.tolist() == [0] * 64 + [1] * 64 + [2] * 64
