@@ -52,3 +52,16 @@ def test_user_sgpr_count_derived_from_the_enabled_user_sgprs():
         Arg("n", "scalar", "int32", value=0)])
     out = np.asarray(run_kernel(m, "k", la).outputs["out"]).view(np.uint32)
     assert out.tolist() == [0] * 64 + [1] * 64 + [2] * 64
+
+
+@pytest.mark.parametrize("body", ["s_mov_b32 s10, 0\nscratch_load_dword v2, off, s10",
+                                  "scratch_store_dword off, v1, off offset:8",
+                                  "v_mov_b32_e32 v3, 8\nscratch_store_dword v3, v1, off"])
+def test_scratch_access_without_a_private_segment_says_so(body):
+    # launch: a wave gets no scratch memory when the private segment size is 0, and the
+    # fault says why (mutant: `priv > 0` -> `>= 0`: a 0-byte scratch, a bare out-of-range)
+    import numpy as np
+    import planted_kernels as pk
+    from asmevo.emu.memory import EmuError
+    with pytest.raises(EmuError, match=r"scratch \(kernel has no private segment\) access of 4 bytes"):
+        pk.run_text_kernel(body, np.zeros(4, np.uint32))
