@@ -106,9 +106,11 @@ class _Exec:
 
     __slots__ = ("all", "any", "mask", "_sel")
 
-    def __init__(self, S, act, ia):
-        """From the EXEC words in ``S`` (rows ``ia`` run; None: all)."""
-        if ia is None and all(wv.exec_all for wv in act):
+    def __init__(self, S, act, ia, rep=None):
+        """From the EXEC words in ``S`` (rows ``ia`` run; None: all); ``rep``: a running wave
+        whose EXEC every running wave has (its cached flags stand for all of them)."""
+        if ia is None and (rep.exec_all if rep is not None else
+                           all(wv.exec_all for wv in act)):
             self.all, self.any, self.mask = True, True, None
         else:
             W = S.shape[0]
@@ -119,7 +121,7 @@ class _Exec:
                 run[ia] = True
                 m[~run] = False
             self.all = False
-            self.any = any(wv.exec_any for wv in act)
+            self.any = rep.exec_any if rep is not None else any(wv.exec_any for wv in act)
             self.mask = m.reshape(W * 64)
         self._sel = None
 
@@ -241,8 +243,8 @@ class _Group:
         view.sfile = S
         view.srun = slice(None) if full else ia
 
-        def exec_state():
-            ex = _Exec(S, act, ia)
+        def exec_state(rep=None):
+            ex = _Exec(S, act, ia, rep)
             view.exec_all, view.exec_any, view.exec_mask = ex.all, ex.any, ex.mask
             return ex
         ex = exec_state()
@@ -451,10 +453,10 @@ class _Group:
                                         wv.scc = s0
                                     scc_u = True
                                 if wexec:
+                                    e0 = (w0.exec_mask, w0.exec_all, w0.exec_any, w0.exec_n)
                                     for wv in rest:
-                                        wv.exec_mask, wv.exec_all, wv.exec_any, wv.exec_n = \
-                                            w0.exec_mask, w0.exec_all, w0.exec_any, w0.exec_n
-                                    ex = exec_state()
+                                        wv.exec_mask, wv.exec_all, wv.exec_any, wv.exec_n = e0
+                                    ex = exec_state(w0)     # every running wave has w0's EXEC
                                 if npc == ENDPGM:
                                     for wv in act:
                                         wv.done = True
