@@ -144,8 +144,11 @@ def _s_bfe(signed, w):
         a_ = a
         offw, nw = (B.zext(off, 64), B.zext(n, 64)) if w == 64 else (off, n)
         if signed:
-            up = B.shl(a_, B.sub(B.sub(c(B, w, w), nw), offw))
-            r = B.ashr(up, B.sub(c(B, w, w), nw))
+            # (S0 >> off) sign-extended from bit width-1: a field past the top bit is the
+            # arithmetic shift itself (as V_BFE_I32); width 0 gives 0
+            sh = B.ashr(a_, offw)
+            k = B.and_(B.sub(c(B, w, w), nw), c(B, w - 1, w))   # w - n for n in 1..w-1, else 0
+            r = B.ashr(B.shl(sh, k), k)
             r = B.select(B.eq(nw, c(B, 0, w)), c(B, 0, w), r)
         else:
             field = B.lshr(a_, offw)

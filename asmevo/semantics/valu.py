@@ -332,11 +332,15 @@ def _bfe_u(B, a, off, wd):
 
 
 def _bfe_i(B, a, off, wd):
+    """V_BFE_I32: ``(S0 >> off)`` (arithmetic) sign-extended from bit ``width - 1``; a field
+    that reaches past bit 31 (``off + width > 32``) is the arithmetic shift itself (the
+    hardware shifts, masks, then sign-extends; LLVM folds ``sbfe(x, 20, 20)`` to
+    ``ashr x, 20``); width 0 gives 0."""
     o = B.and_(off, _u32(B, 31))
     n = B.and_(wd, _u32(B, 31))
-    # shift the field to the top, then arithmetic-shift back; width 0 gives 0
-    up = B.shl(a, B.sub(B.sub(_u32(B, 32), n), o))
-    r = B.ashr(up, B.sub(_u32(B, 32), n))
+    s = B.ashr(a, o)
+    k = B.and_(B.sub(_u32(B, 32), n), _u32(B, 31))     # 32 - n for n in 1..31
+    r = B.ashr(B.shl(s, k), k)
     return B.select(B.eq(n, _u32(B, 0)), _u32(B, 0), r)
 
 

@@ -1,0 +1,59 @@
+"""Adversarial round 4: wrong ``accepted`` verdicts from instruction semantics that both
+backends (or one of them) got wrong.  Each test verifies the reproduction, a one-line edit
+of ``examples/vadd_f32.s`` (inputs ``tests/adversarial_inputs/round4/``, harness
+``examples/vadd_f32.json``), and asserts it is no longer accepted.  Instruction-level
+tests with LLVM as the oracle: ``tests/semantics/test_round4_semantics.py``.
+
+Reproduction of each (``NAME`` below)::
+
+    asmevo verify tests/adversarial_inputs/round4/NAME_orig.s \\
+        tests/adversarial_inputs/round4/NAME_cand.s --harness examples/vadd_f32.json
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from asmevo.verify import check_windows, verify
+from asmevo.verify.equiv import parse_units
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+INPUTS = ROOT / "tests" / "adversarial_inputs" / "round4"
+VADD_HARNESS = ROOT / "examples" / "vadd_f32.json"
+
+
+def _needs_llvm():
+    from corpus_paths import require_tool   # skips only when llvm-mc is not installed
+    require_tool("llvm-mc")
+
+
+def _verify(name, level="all", orig=None, harness=True):
+    _needs_llvm()
+    return verify(str(INPUTS / (orig or f"{name}_orig.s")), str(INPUTS / f"{name}_cand.s"),
+                  harness=str(VADD_HARNESS) if harness else None, level=level, trials=4)
+
+
+def _window(name):
+    from asmevo.tools.equiv import read_window
+    return read_window(str(INPUTS / name))
+
+
+# --------------------------------------------------------------------------- 1. bfe
+
+
+def test_bfe_past_bit_31_is_not_zero():
+    """``v_bfe_i32 v2, v6, 20, 20`` (offset + width > 32) replaced by ``v_mov_b32 v2, 0``.
+    Both backends gave 0 for a field past bit 31; hardware (and LLVM: ``sbfe(x, 20, 20)`` is
+    ``s_ashr_i32 x, 20``) extends the field: ``v6 >> 20`` (arithmetic).  Was ``accepted``."""
+    v = _verify("bfe")
+    assert not v.accepted, v.to_json()
+    assert v.status == "rejected-counterexample", v.to_json()
+
+
+def test_s_bfe_past_bit_31_is_not_zero():
+    """The scalar form, as windows (``asmevo equiv``): ``s_bfe_i32 s1, s0, 0x140014`` against
+    ``s_mov_b32 s1, 0`` was ``equivalent``."""
+    r = check_windows(_window("s_bfe_a.s"), _window("s_bfe_b.s"), live_out=parse_units("s1"))
+    assert r.status == "not equivalent", r
