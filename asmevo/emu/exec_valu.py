@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.operands import Imm, Special, Src, base_of
-from ..semantics.immediates import imm_bits
+from ..semantics.immediates import imm_bits, packed_inline_halves
 from ..semantics.npbackend import NP
 from ..semantics.registry import width
 from .memory import EmuError
@@ -268,10 +268,10 @@ def compile_vop3p(inst, spec, ctx, nxt):
     halves = []
     for k, op in enumerate(ops[1:]):
         b = base_of(op)
-        if isinstance(b, Imm):
-            bits = imm_bits(b.value, ety, b.text)
-            c = np.array([bits], _DT[ew])
-            halves.append((lambda wv, c=c: c, lambda wv, c=c: c))
+        if isinstance(b, Imm):     # one 32-bit operand: op_sel picks its halves (immediates.py)
+            lo_c, hi_c = (None if x is None else np.array([x], _DT[ew])
+                          for x in packed_inline_halves(b.value, ety, b.text))
+            halves.append((lambda wv, c=lo_c: c, None if hi_c is None else lambda wv, c=hi_c: c))
             continue
         r = reader(b, pair_ty)
         if ew == 32:
@@ -288,6 +288,8 @@ def compile_vop3p(inst, spec, ctx, nxt):
         lo, hi = halves[k]
         sel = (op_sel_hi if hi_result else op_sel)[k] if k < len(op_sel) else 0
         f = hi if sel else lo
+        if f is None:
+            return None     # refused below unless v_pk_mov_b32 ignores it
         neg = (neg_hi if hi_result else neg_lo)[k] if k < len(neg_lo) else 0
         if neg and isf:
             return lambda wv, f=f: f(wv) ^ sign
@@ -307,6 +309,10 @@ def compile_vop3p(inst, spec, ctx, nxt):
         sel = list(inst.mod("op_sel") or (0, 0))
         lo_rd[0] = halves[0][1] if sel[0] else halves[0][0]
         hi_rd[1] = halves[1][1] if sel[1] else halves[1][0]
+        lo_rd[1], hi_rd[0] = hi_rd[1], lo_rd[0]     # unused by the result
+    if None in lo_rd or None in hi_rd:
+        raise CompileError("the high half of an inline constant of a packed 32-bit "
+                           "instruction is not supported (not documented)")
     d = _regs_of(ops[0])
     wr = vwriter(d, "b64" if ew == 32 else "b32")
     fn = spec.fn

@@ -47,3 +47,28 @@ def imm_bits(value, ty: str, text: str = "") -> int:
     if w == 64 and ty == "f64" and not (-16 <= v <= 64):
         return ((v & 0xFFFFFFFF) << 32) & mask
     return v & mask
+
+
+def packed_inline_halves(value, ety: str, text: str = ""):
+    """The two halves ``(lo, hi)`` of an inline constant used by a packed (VOP3P) instruction
+    whose elements have type ``ety``; ``hi`` is None where the hardware's value is not
+    established (then a backend must refuse the form).
+
+    The constant is one 32-bit operand, and op_sel / op_sel_hi pick its halves as they pick a
+    register's (LLVM AMDGPUBaseInfo ``getInlineEncodingV216``: "integer encodings (-16 .. 64)
+    are always produced as sign-extended 32-bit values"; float encodings are "for F16
+    instructions: corresponding half-precision float values in the LSBs, 0 in the MSBs", "for
+    UI16 instructions: corresponding single-precision float value"; llc-19 selects
+    ``v_pk_add_u16 v0, v0, 1`` for ``add <1, 0>`` and adds ``op_sel_hi:[1,0]`` for the splat).
+    For 32-bit elements (``v_pk_*_f32``, ``v_pk_mov_b32``: a 64-bit operand) the low half is
+    the 32-bit constant; what the high half holds is not documented (LLVM selects an inline
+    constant there only with op_sel_hi = 0), so it is None."""
+    from .registry import width
+    w = width(ety)
+    if isinstance(value, float):
+        bits = imm_bits(value, ety if ety[0] == "f" else "f32", text)
+    else:
+        bits = int(value) & 0xFFFFFFFF
+    if w == 16:
+        return bits & 0xFFFF, (bits >> 16) & 0xFFFF
+    return bits & 0xFFFFFFFF, None

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import z3
 
 from ..ir.operands import Imm, Reg, Special, Src, base_of, reg_units
-from .immediates import imm_bits
+from .immediates import imm_bits, packed_inline_halves
 from .registry import Unsupported, lookup, width
 from .values import Backend
 
@@ -842,7 +842,8 @@ def _lane_op(st, inst, spec):
 
 def _vop3p(st, inst, spec):
     """Packed math: the element function on the low and high halves, with op_sel /
-    op_sel_hi / neg_lo / neg_hi; constants apply to both halves."""
+    op_sel_hi / neg_lo / neg_hi; an inline constant is a 32-bit operand whose halves are
+    picked like a register's (:func:`asmevo.semantics.immediates.packed_inline_halves`)."""
     B = st.B
     ops = inst.operands
     ety = spec.dst[0]
@@ -856,15 +857,21 @@ def _vop3p(st, inst, spec):
     for op in ops[1:]:
         b = base_of(op)
         if isinstance(b, Imm):
-            v = z3.BitVecVal(imm_bits(b.value, ety, b.text), ew)
-            halves.append((v, v))
+            lo_c, hi_c = packed_inline_halves(b.value, ety, b.text)
+            halves.append((z3.BitVecVal(lo_c, ew), None if hi_c is None else z3.BitVecVal(hi_c, ew)))
             continue
         full = _read(st, b, "b64" if ew == 32 else "b32")
         halves.append((z3.Extract(ew - 1, 0, full), z3.Extract(2 * ew - 1, ew, full)))
 
+    def half(k, sel):
+        v = halves[k][1 if sel else 0]
+        if v is None:
+            raise Unsupported(f"'{inst.text()}': the high half of an inline constant of a packed "
+                              "32-bit instruction is not modelled (not documented)")
+        return v
+
     def pick(k, hi):
-        lo_v, hi_v = halves[k]
-        v = hi_v if (op_sel_hi if hi else op_sel)[k] else lo_v
+        v = half(k, (op_sel_hi if hi else op_sel)[k])
         if (neg_hi if hi else neg_lo)[k] and ety[0] == "f":
             v = B.fneg(v)
         return v
@@ -879,7 +886,7 @@ def _vop3p(st, inst, spec):
     if spec.name == "v_pk_mov_b32":
         # D.lo = src0 half op_sel[0], D.hi = src1 half op_sel[1] (op_sel_hi unused)
         sel = list(inst.mod("op_sel") or (0, 0))
-        lo, hi = halves[0][1 if sel[0] else 0], halves[1][1 if sel[1] else 0]
+        lo, hi = half(0, sel[0]), half(1, sel[1])
     else:
         lo = spec.fn(B, *[pick(k, False) for k in range(ns)])
         hi = spec.fn(B, *[pick(k, True) for k in range(ns)])

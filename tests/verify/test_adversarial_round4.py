@@ -57,3 +57,16 @@ def test_s_bfe_past_bit_31_is_not_zero():
     ``s_mov_b32 s1, 0`` was ``equivalent``."""
     r = check_windows(_window("s_bfe_a.s"), _window("s_bfe_b.s"), live_out=parse_units("s1"))
     assert r.status == "not equivalent", r
+
+
+# --------------------------------------------------------------------------- 2. packed inline constants
+
+
+def test_packed_inline_constant_has_a_zero_high_half():
+    """``v_pk_add_u16 v2, v6, 1`` (adds <1, 0>: an inline constant is one 32-bit operand whose
+    high half is 0, picked by op_sel_hi like a register's) replaced by the same with
+    ``op_sel_hi:[1,0]`` (adds <1, 1>, what llc-19 emits for the splat).  Both backends gave
+    the constant to both halves, so the two were equal and the candidate was ``accepted``."""
+    v = _verify("pk_inline")
+    assert not v.accepted, v.to_json()
+    assert v.status == "rejected-counterexample", v.to_json()
