@@ -318,6 +318,10 @@ def compile_vop3p(inst, spec, ctx, nxt):
     fn = spec.fn
     is_mov = spec.name == "v_pk_mov_b32"
     clamp = bool(inst.mod("clamp")) and isf
+    if inst.mod("clamp") and not isf:     # integer clamp saturates (add/sub u16/i16 only)
+        fn = spec.extra.get("sat")
+        if fn is None:
+            raise CompileError("clamp on this packed integer instruction is not supported")
 
     def run(wv):
         lo = fn(NP, *[r(wv) for r in lo_rd])

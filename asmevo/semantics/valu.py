@@ -21,9 +21,11 @@ def V(name, dst, src, fn, **kw):
     define(name, fn, "valu", dst, src, **kw)
 
 
-def P(name, elem, src, fn):
-    """Packed op (VOP3P): ``fn`` is the per-element function, elements of type ``elem``."""
-    define(name, fn, "vop3p", elem, src)
+def P(name, elem, src, fn, **kw):
+    """Packed op (VOP3P): ``fn`` is the per-element function, elements of type ``elem``;
+    ``sat=`` the element function under ``clamp`` for integer elements (without it, clamp on
+    an integer packed op is refused by both backends)."""
+    define(name, fn, "vop3p", elem, src, **kw)
 
 
 def c(B, v, w):
@@ -593,13 +595,30 @@ P("v_pk_add_f16", "f16", "f16 f16", lambda B, a, b: B.fadd(a, b))
 P("v_pk_mul_f16", "f16", "f16 f16", lambda B, a, b: B.fmul(a, b))
 P("v_pk_max_f16", "f16", "f16 f16", lambda B, a, b: B.fmax(a, b))
 P("v_pk_min_f16", "f16", "f16 f16", lambda B, a, b: B.fmin(a, b))
-P("v_pk_add_u16", "u16", "u16 u16", lambda B, a, b: B.add(a, b))
-P("v_pk_sub_u16", "u16", "u16 u16", lambda B, a, b: B.sub(a, b))
+def _sat16(signed, op):
+    """16-bit add/sub saturated to the element type's range: what ``clamp`` does on
+    V_PK_{ADD,SUB}_{U16,I16} (LLVM selects uadd.sat / sadd.sat / usub.sat / ssub.sat on
+    <2 x i16> as these instructions with clamp)."""
+    def f(B, a, b):
+        ext = (lambda x: B.sext(x, 32)) if signed else (lambda x: B.zext(x, 32))
+        r = B.add(ext(a), ext(b)) if op == "add" else B.sub(ext(a), ext(b))
+        if signed:
+            r = B.smin(B.smax(r, c(B, 0xFFFF8000, 32)), c(B, 0x7FFF, 32))
+        elif op == "add":
+            r = B.umin(r, c(B, 0xFFFF, 32))
+        else:
+            r = B.select(B.ult(a, b), c(B, 0, 32), r)
+        return B.trunc(r, 16)
+    return f
+
+
+P("v_pk_add_u16", "u16", "u16 u16", lambda B, a, b: B.add(a, b), sat=_sat16(False, "add"))
+P("v_pk_sub_u16", "u16", "u16 u16", lambda B, a, b: B.sub(a, b), sat=_sat16(False, "sub"))
 P("v_pk_mul_lo_u16", "u16", "u16 u16", lambda B, a, b: B.mul(a, b))
 P("v_pk_fma_f32", "f32", "f32 f32 f32", lambda B, a, b, d: B.ffma(a, b, d))
-P("v_pk_add_i16", "i16", "i16 i16", lambda B, a, b: B.add(a, b))
+P("v_pk_add_i16", "i16", "i16 i16", lambda B, a, b: B.add(a, b), sat=_sat16(True, "add"))
 define("v_pk_fmac_f16", lambda B, a, b, d: B.ffma(a, b, d), "vop3p", "f16", "f16 f16", tied=True)
-P("v_pk_sub_i16", "i16", "i16 i16", lambda B, a, b: B.sub(a, b))
+P("v_pk_sub_i16", "i16", "i16 i16", lambda B, a, b: B.sub(a, b), sat=_sat16(True, "sub"))
 P("v_pk_max_i16", "i16", "i16 i16", lambda B, a, b: B.smax(a, b))
 P("v_pk_min_i16", "i16", "i16 i16", lambda B, a, b: B.smin(a, b))
 P("v_pk_max_u16", "u16", "u16 u16", lambda B, a, b: B.umax(a, b))

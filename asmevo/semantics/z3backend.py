@@ -883,13 +883,20 @@ def _vop3p(st, inst, spec):
         op_sel_hi = tuple(op_sel_hi) + (1,)
         neg_lo = tuple(neg_lo) + (0,)
         neg_hi = tuple(neg_hi) + (0,)
+    fn = spec.fn
+    if inst.mod("clamp") and ety[0] != "f":
+        # integer clamp saturates; modelled where its meaning is certain (add/sub u16/i16)
+        fn = spec.extra.get("sat")
+        if fn is None:
+            raise Unsupported(f"'{inst.text()}': clamp on this packed integer instruction "
+                              "is not modelled")
     if spec.name == "v_pk_mov_b32":
         # D.lo = src0 half op_sel[0], D.hi = src1 half op_sel[1] (op_sel_hi unused)
         sel = list(inst.mod("op_sel") or (0, 0))
         lo, hi = half(0, sel[0]), half(1, sel[1])
     else:
-        lo = spec.fn(B, *[pick(k, False) for k in range(ns)])
-        hi = spec.fn(B, *[pick(k, True) for k in range(ns)])
+        lo = fn(B, *[pick(k, False) for k in range(ns)])
+        hi = fn(B, *[pick(k, True) for k in range(ns)])
     if inst.mod("clamp") and ety[0] == "f":
         lo, hi = B.fclamp01(lo), B.fclamp01(hi)
     _write_v(st, ops[0], "b64" if ew == 32 else "b32", z3.Concat(hi, lo), st.active())

@@ -70,3 +70,15 @@ def test_packed_inline_constant_has_a_zero_high_half():
     v = _verify("pk_inline")
     assert not v.accepted, v.to_json()
     assert v.status == "rejected-counterexample", v.to_json()
+
+
+# --------------------------------------------------------------------------- 3. clamp on packed integers
+
+
+def test_dropped_clamp_of_a_packed_integer_add_is_rejected():
+    """``v_pk_add_u16 v2, v6, v7 clamp`` (saturating: llc-19 selects ``uadd.sat`` on
+    <2 x i16> as this) against the same without clamp.  Both backends ignored integer clamp
+    on packed instructions; was ``accepted``."""
+    v = _verify("pk_clamp")
+    assert not v.accepted, v.to_json()
+    assert v.status == "rejected-counterexample", v.to_json()
