@@ -44,7 +44,8 @@ class SemSpec:
         kind: ``"valu"``, ``"vopc"``, ``"salu"``, ``"sopc"``, ``"vop3p"`` (packed,
             ``fn`` is the per-element function) or an emulator handler family
             (``"smem"``, ``"ds"``, ``"flat"``, ``"mubuf"``, ``"branch"``,
-            ``"lane"``, ``"mfma"``, ``"nop"``...).
+            ``"lane"``, ``"mfma"``, ``"nop"``...), or ``"unsupported"``: an instruction
+            both backends refuse, with ``extra['reason']`` (e.g. ``v_mad_f16``).
         dst, src: operand type names of the explicit destinations and sources,
             in assembly order.
         imp_in, imp_out: implicit operands read / written.

@@ -627,6 +627,8 @@ def step(st: SymState, inst) -> None:
     k = spec.kind
     if k == "nop":
         return
+    if k == "unsupported":      # registered with the reason it is not modelled (valu.py)
+        raise Unsupported(f"'{inst.text()}': {spec.extra.get('reason', 'not modelled')}")
     if inst.opcode.endswith("_sdwa"):
         _sdwa(st, inst, spec)
         return

@@ -327,3 +327,32 @@ def test_other_packed_integer_clamps_are_refused(text):
         symexec([P(text)])
     with pytest.raises(EmuError, match="not supported"):
         _snippet_class()([text]).run()
+
+
+# --------------------------------------------------------------------------- 4. MAD/MAC f16
+
+
+def test_llc_forms_mad_f16_only_when_f16_denormals_are_flushed(tmp_path):
+    """The oracle for refusing them: llc-19 selects ``v_mad_legacy_f16`` (``v_mac_f16`` in
+    kernels) for ``fmuladd.f16`` only under ``denormal-fp-math=preserve-sign`` and
+    ``v_fma_f16`` with denormals: the MAD forms do not support denormals, in a way no
+    document specifies; both backends modelled them as an unflushed multiply then add."""
+    import pathlib
+    ir = (pathlib.Path(__file__).parents[1] / "adversarial_inputs" / "round4" /
+          "mad_f16_llc.ll").read_text()
+    asm = _llc_asm(tmp_path, ir)
+    body = dict(re.findall(r"^(\w+):.*?\n(.*?)s_setpc_b64", asm, re.S | re.M))
+    assert "v_fma_f16" in body["ieee"] and "v_mad" not in body["ieee"]
+    assert "v_mad_legacy_f16" in body["flush"]
+
+
+@pytest.mark.parametrize("text", ["v_mad_f16 v0, v0, v1, v0", "v_mac_f16_e32 v0, v0, v1",
+                                  "v_mac_f16_e64 v0, v0, v1", "v_madak_f16 v0, v0, v1, 0x3c00",
+                                  "v_madmk_f16 v0, v0, 0x3c00, v1",
+                                  "v_mad_legacy_f16 v0, v0, v1, v0"])
+def test_mad_mac_f16_are_refused_by_both_backends(text):
+    from asmevo.emu.memory import EmuError
+    with pytest.raises(Unsupported, match="not modelled"):
+        symexec([P(text)])
+    with pytest.raises(EmuError, match="not emulated|no semantics"):
+        _snippet_class()([text]).run()

@@ -82,3 +82,18 @@ def test_dropped_clamp_of_a_packed_integer_add_is_rejected():
     v = _verify("pk_clamp")
     assert not v.accepted, v.to_json()
     assert v.status == "rejected-counterexample", v.to_json()
+
+
+# --------------------------------------------------------------------------- 4. MAD/MAC f16
+
+
+@pytest.mark.parametrize("name", ["mad_f16", "mac_f16"])
+def test_mad_mac_f16_are_not_a_multiply_then_add(name):
+    """``v_mad_f16 v2, v6, v7, v6`` / ``v_mac_f16_e32 v2, v6, v7`` replaced by
+    ``v_mul_f16`` + ``v_add_f16``.  Both backends modelled MAD/MAC as an unflushed multiply
+    then add (and v_mac_f16 as zeroing the high half); LLVM forms them only when f16
+    denormals are flushed, and says gfx9 MAC preserves the high half.  Was ``accepted``
+    (relational proof and testing); now both backends refuse them."""
+    v = _verify(name)
+    assert not v.accepted, v.to_json()
+    assert v.status == "unknown-unsupported", v.to_json()
