@@ -749,7 +749,12 @@ def step(st: SymState, inst) -> None:
     if k == "smem" and not spec.extra.get("buffer"):
         base = _read(st, ops[1], "b64")
         off = _read(st, ops[2], "b32") if len(ops) > 2 else z3.BitVecVal(0, 32)
-        addr = (base + z3.SignExt(32, off) + int(inst.mod("offset", 0))) & ~z3.BitVecVal(3, 64)
+        # an SGPR (or M0) offset is unsigned (LLVM SelectSMRDOffset: "SGPR and literal offsets
+        # are unsigned"; the emulator's compile_smem); an immediate is the encoding's 21-bit
+        # signed offset, as written (the disassembler prints it signed)
+        ext = z3.SignExt if isinstance(base_of(ops[2]) if len(ops) > 2 else Imm(0), Imm) \
+            else z3.ZeroExt
+        addr = (base + ext(32, off) + int(inst.mod("offset", 0))) & ~z3.BitVecVal(3, 64)
         us = _units_of(ops[0])
         for j, u in enumerate(us):
             st.set(u, _shared_load(st, "global", addr + 4 * j, 4))

@@ -356,3 +356,74 @@ def test_mad_mac_f16_are_refused_by_both_backends(text):
         symexec([P(text)])
     with pytest.raises(EmuError, match="not emulated|no semantics"):
         _snippet_class()([text]).run()
+
+
+# --------------------------------------------------------------------------- 5. SMEM offsets
+
+
+def _equiv(a, b, live):
+    from asmevo.verify import check_windows
+    from asmevo.verify.equiv import parse_units
+    return check_windows([P(t) for t in a], [P(t) for t in b], live_out=parse_units(live)).status
+
+
+def test_llc_uses_the_sgpr_offset_form_for_a_zero_extended_offset_only(tmp_path):
+    """The oracle: llc-19 folds ``p + zext(i32 o)`` into ``s_load_dword ..., s[..], sO``
+    and computes ``p + sext(o)`` with s_ashr/s_add/s_addc (SelectSMRDOffset: "SGPR and
+    literal offsets are unsigned")."""
+    ir = "".join(
+        f"define amdgpu_kernel void @{e}(ptr addrspace(4) %p, i32 %o, ptr addrspace(1) %out) {{\n"
+        f"  %z = {e}ext i32 %o to i64\n  %q = getelementptr i8, ptr addrspace(4) %p, i64 %z\n"
+        "  %v = load i32, ptr addrspace(4) %q, align 4\n  store i32 %v, ptr addrspace(1) %out\n"
+        "  ret void\n}\n" for e in ("z", "s"))
+    asm = _llc_asm(tmp_path, ir)
+    z, s = asm.split("\ns:", 1)[0].split("\nz:", 1)[1], asm.split("\ns:", 1)[1]
+    assert re.search(r"s_load_dword s\d+, s\[\d+:\d+\], s\d+ offset:0x0", z), z
+    assert "s_ashr_i32" in s and not re.search(r"s_load_dword s\d+, s\[\d+:\d+\], s\d+", s), s
+
+
+def test_smem_sgpr_offset_is_zero_extended_and_immediates_are_signed():
+    load = ["s_load_dword s8, s[4:5], s3"]
+    zext = ["s_add_u32 s6, s4, s3", "s_addc_u32 s7, s5, 0", "s_load_dword s8, s[6:7], 0x0"]
+    sext = ["s_ashr_i32 s7, s3, 31", "s_add_u32 s6, s4, s3", "s_addc_u32 s7, s5, s7",
+            "s_load_dword s8, s[6:7], 0x0"]
+    assert _equiv(load, zext, "s8") == "equivalent"
+    assert _equiv(load, sext, "s8") == "not equivalent"
+    # an immediate offset stays the encoding's signed 21-bit value
+    assert _equiv(["s_load_dword s8, s[4:5], -0x4"],
+                  ["s_add_u32 s6, s4, -4", "s_addc_u32 s7, s5, -1", "s_load_dword s8, s[6:7], 0x0"],
+                  "s8") == "equivalent"
+    # SGPR plus immediate: zext(s3) + (signed) offset
+    assert _equiv(["s_load_dword s8, s[4:5], s3 offset:-0x10"],
+                  ["s_add_u32 s6, s4, s3", "s_addc_u32 s7, s5, 0", "s_load_dword s8, s[6:7], -0x10"],
+                  "s8") == "equivalent"
+
+
+
+def test_smem_sgpr_offset_in_the_emulator_is_zero_extended():
+    """The emulator (asmevo.emu.exec_mem.compile_smem) already zero-extended; keep it so."""
+    from asmevo.emu.executor import compile_smem
+
+    class _Mem:
+        def __init__(self):
+            self.reads = []
+
+        def read_scalar(self, addr, size):
+            self.reads.append(addr)
+            return bytes(size)
+
+    class _Ctx:
+        mem = _Mem()
+
+    class _Wave:
+        s = np.zeros(108, np.uint32)
+    w = _Wave()
+    w.s[2], w.s[3], w.s[4] = 0x1000, 0, 0xFFFFFFFC
+    for text, want in (("s_load_dword s8, s[2:3], s4", 0x1000 + 0xFFFFFFFC),
+                       ("s_load_dword s8, s[2:3], -0x4", 0x1000 - 4),
+                       ("s_load_dword s8, s[2:3], s4 offset:-0x10", 0x1000 + 0xFFFFFFFC - 16)):
+        inst = P(text)
+        ctx = _Ctx()
+        ctx.mem = _Mem()
+        compile_smem(inst, lookup(inst.opcode), ctx, None)(w)
+        assert ctx.mem.reads == [want], (text, [hex(x) for x in ctx.mem.reads])

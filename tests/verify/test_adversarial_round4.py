@@ -97,3 +97,17 @@ def test_mad_mac_f16_are_not_a_multiply_then_add(name):
     v = _verify(name)
     assert not v.accepted, v.to_json()
     assert v.status == "unknown-unsupported", v.to_json()
+
+
+# --------------------------------------------------------------------------- 5. SMEM SGPR offset
+
+
+@pytest.mark.parametrize("level", ["z3", "all"])
+def test_smem_sgpr_offset_is_unsigned(level):
+    """``s_load_dword s8, s[4:5], s3`` replaced by the explicit address ``s[4:5] + sext(s3)``.
+    z3 sign-extended the SGPR offset (the emulator zero-extends, as the hardware and LLVM:
+    "SGPR and literal offsets are unsigned"), so the relational proof accepted the
+    candidate at levels z3 and all."""
+    v = _verify("smem_soffset", level=level, harness=(level == "all"))
+    assert not v.accepted, v.to_json()
+    assert v.status == "rejected-counterexample", v.to_json()
