@@ -82,6 +82,11 @@ def compile_valu(inst, spec, ctx, nxt):
             B.or_(B.f2fp8(a, _f, True), B.shl(B.f2fp8(b, _f, True), B.const(8, 32))), 16),
             spec.kind, spec.dst, spec.src, spec.imp_in, spec.imp_out, spec.extra)
         inst = inst.evolve(modifiers=[(n, v) for n, v in inst.modifiers if n != "clamp"])
+    if inst.mod("mul") or inst.mod("div"):
+        # LLVM SIFoldOperands: "omod is ignored by hardware if IEEE bit is enabled. omod also
+        # does not correctly handle signed zeros" -- the mode modelled here is IEEE=1
+        raise CompileError("omod (mul:/div:) is not supported: the hardware ignores it in IEEE "
+                           "mode (LLVM SIFoldOperands)")
     post = _clamp_omod(inst, spec.dst[0]) if nd else None
     fn = spec.fn
 

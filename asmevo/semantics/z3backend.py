@@ -941,6 +941,15 @@ def _sdwa(st, inst, spec):
         return
     if len(spec.dst) != 1 or width(spec.dst[0]) != 32:
         raise Unsupported(f"'{inst.text()}': SDWA destination")
+    if inst.mod("mul") or inst.mod("div"):
+        # as for VOP3 (step): LLVM SIFoldOperands, "omod is ignored by hardware if IEEE bit is
+        # enabled. omod also does not correctly handle signed zeros"
+        raise Unsupported(f"'{inst.text()}': omod is not modelled symbolically")
+    if inst.mod("clamp"):
+        if spec.dst[0][0] != "f":
+            raise Unsupported(f"'{inst.text()}': integer clamp")
+        # the VOP3 clamp (LLVM's SDWA peephole carries a VOP3 clamp over unchanged)
+        res = (B.fclamp01(res[0]),) + tuple(res[1:])
     sel = inst.mod("dst_sel", "DWORD")
     unused = inst.mod("dst_unused", "UNUSED_PAD")
     val = res[0]

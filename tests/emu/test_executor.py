@@ -168,7 +168,7 @@ def test_barrier_orders_waves(snippet):
 
 
 def test_vop3_modifiers(snippet):
-    s = snippet(["v_fma_f32 v3, -v0, |v1|, 0.5 clamp", "v_add_f32_e64 v4, v0, v1 mul:2",
+    s = snippet(["v_fma_f32 v3, -v0, |v1|, 0.5 clamp", "v_add_f32_e64 v4, v0, v1 clamp",
                  "v_mov_b32_e32 v5, 0.15915494", "v_cndmask_b32_e64 v6, 0, 1.0, s[0:1]"])
     s.w.v[0] = np.full(64, np.float32(0.25)).view(np.uint32)
     s.w.v[1] = np.full(64, np.float32(-3.0)).view(np.uint32)
@@ -176,9 +176,18 @@ def test_vop3_modifiers(snippet):
     s.run()
     f = lambda r: s.w.v[r].view(np.float32)  # noqa: E731
     assert (f(3) == 0.0).all()                 # -0.25*3+0.5 < 0 -> clamp 0
-    assert (f(4) == -5.5).all()
+    assert (f(4) == 0.0).all()                 # 0.25 - 3 < 0 -> clamp 0
     assert (s.w.v[5] == 0x3E22F983).all()
     assert list(f(6)[:5]) == [1, 1, 1, 1, 0]
+
+
+def test_omod_is_refused(snippet):
+    """Output modifiers are not emulated: LLVM (SIFoldOperands) says the hardware ignores
+    omod when the IEEE bit is set, the mode the emulator models (adversarial round 4)."""
+    for text in ("v_add_f32_e64 v4, v0, v1 mul:2", "v_add_f32_sdwa v4, v0, v1 div:2 "
+                 "dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD"):
+        with pytest.raises(EmuError, match="omod"):
+            snippet([text]).run()
 
 
 def test_packed_ops(snippet):

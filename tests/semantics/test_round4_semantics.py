@@ -427,3 +427,40 @@ def test_smem_sgpr_offset_in_the_emulator_is_zero_extended():
         ctx.mem = _Mem()
         compile_smem(inst, lookup(inst.opcode), ctx, None)(w)
         assert ctx.mem.reads == [want], (text, [hex(x) for x in ctx.mem.reads])
+
+
+# --------------------------------------------------------------------------- 6. SDWA clamp / omod
+
+_SDWA = " dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD"
+
+
+def test_sdwa_float_clamp_is_the_vop3_clamp_in_z3():
+    """z3's SDWA path ignored clamp; it is the VOP3 clamp (LLVM's SDWA peephole carries a
+    VOP3 clamp over unchanged), as the emulator already applied it."""
+    sd = ["v_add_f32_sdwa v2, v6, v7 clamp" + _SDWA]
+    assert _equiv(sd, ["v_add_f32_e64 v2, v6, v7 clamp"], "v2") == "equivalent"
+    assert _equiv(sd, ["v_add_f32_e32 v2, v6, v7"], "v2") == "not equivalent"
+    sel = ["v_mul_f32_sdwa v2, v6, v7 clamp dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE "
+           "src0_sel:WORD_1 src1_sel:DWORD"]
+    # the same through the emulator: clamp before the destination selection
+    s = _snippet_class()(sel)
+    s.w.v[6] = np.full(64, 0x40000000 << 0, np.uint32)     # src0 WORD_1 = 0x4000 -> f32 16384
+    s.w.v[7] = np.full(64, np.float32(3.0).view(np.uint32))
+    s.w.v[2] = np.full(64, 0x12345678, np.uint32)
+    s.run()
+    want = int(s.w.v[2, 0])
+    r = symexec([P(sel[0])])
+    subst = [(r.lane, z3.BitVecVal(0, 6))]
+    for u, t in r.initial.items():
+        val = {6: 0x40000000, 7: int(np.float32(3.0).view(np.uint32)), 2: 0x12345678}.get(u[1]) \
+            if u[0] == "v" else M32
+        subst.append((t, z3.BitVecVal(val, 32)))
+    assert z3.simplify(z3.substitute(r.regs[("v", 2)], *subst)).as_long() == want
+
+
+@pytest.mark.parametrize("text", ["v_add_u32_sdwa v2, v6, v7 clamp" + _SDWA,
+                                  "v_add_f32_sdwa v2, v6, v7 mul:2" + _SDWA,
+                                  "v_add_f32_sdwa v2, v6, v7 div:2" + _SDWA])
+def test_sdwa_integer_clamp_and_omod_are_refused_by_z3(text):
+    with pytest.raises(Unsupported):
+        symexec([P(text)])

@@ -111,3 +111,26 @@ def test_smem_sgpr_offset_is_unsigned(level):
     v = _verify("smem_soffset", level=level, harness=(level == "all"))
     assert not v.accepted, v.to_json()
     assert v.status == "rejected-counterexample", v.to_json()
+
+
+# --------------------------------------------------------------------------- 6. SDWA clamp / omod
+
+
+def test_sdwa_float_clamp_is_not_dropped_at_level_z3():
+    """``v_add_f32_sdwa v2, v6, v7 clamp ...`` replaced by ``v_add_f32_e32 v2, v6, v7``: z3's
+    SDWA path ignored clamp, so ``asmevo verify`` without a harness (level z3) accepted it
+    (testing caught it at level all)."""
+    v = _verify("sdwa_clamp", level="z3", harness=False)
+    assert not v.accepted, v.to_json()
+    assert v.status == "rejected-counterexample", v.to_json()
+
+
+@pytest.mark.parametrize("name,orig", [("sdwa_iclamp", None), ("sdwa_clamp", "sdwa_omod_orig.s")])
+@pytest.mark.parametrize("level", ["z3", "all"])
+def test_sdwa_integer_clamp_and_omod_are_not_accepted(name, orig, level):
+    """``v_add_u32_sdwa ... clamp`` (integer clamp) and ``v_add_f32_sdwa ... mul:2`` against
+    the plain add: z3 ignored both and accepted at level z3.  Both backends now refuse them
+    (omod: LLVM says the hardware ignores it in IEEE mode, which the emulator applied)."""
+    v = _verify(name, level=level, orig=orig, harness=(level == "all"))
+    assert not v.accepted, v.to_json()
+    assert v.status == "unknown-unsupported", v.to_json()
