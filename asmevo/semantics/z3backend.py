@@ -734,6 +734,11 @@ def step(st: SymState, inst) -> None:
         _write_v(st, a, "b32", y, act)
         _write_v(st, b, "b32", x, act)
         return
+    if spec.extra.get("lds") or (k in ("vmem", "mubuf") and inst.has_mod("lds")):
+        # LDS DMA (global_load_lds_*, buffer_load_* ... lds): the data goes to LDS at an
+        # M0-based address and the VGPR operand is the address, not a destination; the
+        # emulator runs it, z3 has no model (it read the form as an ordinary load)
+        raise Unsupported(f"'{inst.text()}': LDS DMA loads are not modelled symbolically")
     if k == "vmem" and spec.extra["seg"] in ("global", "scratch"):
         _vmem(st, inst, spec)
         return

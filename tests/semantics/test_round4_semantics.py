@@ -464,3 +464,30 @@ def test_sdwa_float_clamp_is_the_vop3_clamp_in_z3():
 def test_sdwa_integer_clamp_and_omod_are_refused_by_z3(text):
     with pytest.raises(Unsupported):
         symexec([P(text)])
+
+
+# --------------------------------------------------------------------------- 7. LDS DMA in z3
+
+
+@pytest.mark.parametrize("text", ["global_load_lds_dword v2, s[0:1] offset:16",
+                                  "global_load_lds_ubyte v2, s[0:1]",
+                                  "global_load_lds_dword v2, v[4:5], off",
+                                  "buffer_load_dword v1, s[4:7], 0 offen lds"])
+def test_lds_dma_loads_are_refused_by_z3(text):
+    """z3 read ``global_load_lds_dword vOff, s[..]`` as an ordinary load into vOff; on
+    hardware the data goes to LDS at M0-based addresses and the VGPR is only the address
+    (the emulator models that)."""
+    with pytest.raises(Unsupported, match="LDS DMA"):
+        symexec([P(text)])
+
+
+def test_lds_dma_load_leaves_its_vgpr_in_the_emulator():
+    """The emulator's model (the reference the z3 refusal defers to): the VGPR is an
+    address offset and keeps its value; the dword lands in LDS at M0 + lane * 4."""
+    s = _snippet_class()(["s_mov_b32 m0, 0", "global_load_lds_dword v2, s[0:1] offset:16",
+                          "s_waitcnt vmcnt(0)"])
+    base = s.mem.map("buf", np.arange(64 * 4 + 8, dtype=np.uint32))
+    s.w.v[2] = np.arange(64, dtype=np.uint32) * 4
+    s.w.s[0], s.w.s[1] = base & M32, base >> 32
+    s.run()
+    assert (s.w.v[2] == np.arange(64, dtype=np.uint32) * 4).all()

@@ -134,3 +134,16 @@ def test_sdwa_integer_clamp_and_omod_are_not_accepted(name, orig, level):
     v = _verify(name, level=level, orig=orig, harness=(level == "all"))
     assert not v.accepted, v.to_json()
     assert v.status == "unknown-unsupported", v.to_json()
+
+
+# --------------------------------------------------------------------------- 7. LDS DMA in z3
+
+
+def test_lds_dma_load_is_not_an_ordinary_load_in_z3():
+    """``asmevo equiv`` proved ``global_load_lds_dword v2, s[0:1] offset:16`` (LDS DMA: the
+    data goes to LDS at M0-based addresses, v2 is the address offset and is not written)
+    equal to ``v_mov_b32 v3, 0; global_load_dword v2, v3, s[0:1] offset:16`` (writes v2):
+    z3 read the LDS form as an ordinary load into v2.  It now refuses LDS DMA."""
+    r = check_windows(_window("lds_dma_a.s"), _window("lds_dma_b.s"))
+    assert r.status == "unknown", r
+    assert "LDS DMA" in r.reason, r
