@@ -77,7 +77,12 @@ for _t in ("f16", "f32", "f64"):
     V(f"v_trunc_{_t}", _t, _t, lambda B, a: B.ftrunc(a))
     V(f"v_rndne_{_t}", _t, _t, lambda B, a: B.frndne(a))
     V(f"v_fract_{_t}", _t, _t, lambda B, a: B.ffract(a))
-    V(f"v_ldexp_{_t}", _t, f"{_t} i32", lambda B, a, e: B.fldexp(a, e))
+    if _t == "f16":
+        # V_LDEXP_F16 reads a signed 16-bit exponent, S1[15:0]: llc-19 passes an i16 exponent
+        # as it is and clamps an i32 one to [-32768, 32767] (v_med3_i32) first
+        V("v_ldexp_f16", "f16", "f16 i16", lambda B, a, e: B.fldexp(a, B.sext(e, 32)))
+    else:
+        V(f"v_ldexp_{_t}", _t, f"{_t} i32", lambda B, a, e: B.fldexp(a, e))
     V(f"v_frexp_mant_{_t}", _t, _t, lambda B, a: B.ffrexp_mant(a))
     V(f"v_frexp_exp_{'i16' if _t == 'f16' else 'i32'}_{_t}",
       "i16" if _t == "f16" else "i32", _t,

@@ -491,3 +491,40 @@ def test_lds_dma_load_leaves_its_vgpr_in_the_emulator():
     s.w.s[0], s.w.s[1] = base & M32, base >> 32
     s.run()
     assert (s.w.v[2] == np.arange(64, dtype=np.uint32) * 4).all()
+
+
+# --------------------------------------------------------------------------- 8. v_ldexp_f16 exponent
+
+
+def test_llc_reads_the_ldexp_f16_exponent_as_a_signed_16_bit_value(tmp_path):
+    """llc-19: ``ldexp.f16.i16`` passes the i16 exponent as it is (its upper 16 bits are
+    undefined), ``ldexp.f16.i32`` clamps the i32 to [-32768, 32767] first (v_med3_i32), and
+    a constant 65537 becomes 0x7fff: the instruction reads S1[15:0], signed."""
+    asm = _llc_asm(tmp_path,
+                   "declare half @llvm.ldexp.f16.i16(half, i16)\n"
+                   "declare half @llvm.ldexp.f16.i32(half, i32)\n"
+                   "define half @g(half %a, i16 %e) { %r = call half @llvm.ldexp.f16.i16(half %a, "
+                   "i16 %e) ret half %r }\n"
+                   "define half @w(half %a, i32 %e) { %r = call half @llvm.ldexp.f16.i32(half %a, "
+                   "i32 %e) ret half %r }\n"
+                   "define half @c(half %a) { %r = call half @llvm.ldexp.f16.i32(half %a, "
+                   "i32 65537) ret half %r }\n")
+    body = dict(re.findall(r"^(\w+):.*?\n(.*?)s_setpc_b64", asm, re.S | re.M))
+    assert re.search(r"v_ldexp_f16_e32 v0, v0, v1\n", body["g"]) and "med3" not in body["g"]
+    assert "v_med3_i32" in body["w"] and "0x7fff" in body["w"]
+    assert "0x7fff" in body["c"]
+
+
+def test_ldexp_f16_uses_the_low_16_bits_of_the_exponent_signed():
+    one, half_, two = 0x3C00, 0x3800, 0x4000
+    s = _snippet_class()(["v_ldexp_f16_e32 v2, v0, v1"])
+    s.w.v[0] = one
+    s.w.v[1] = np.array([0x10000, 0xFFFF, 0x10001, 0x7FFF0001, 0x8000, 1] + [0] * 58, np.uint32)
+    s.run()
+    got = [int(x) for x in s.w.v[2][:6]]
+    assert got == [one, half_, two, two, 0, two], [hex(x) for x in got]
+    # z3: the exponent is the uninterpreted ldexp's argument, so prove it through windows
+    assert _equiv(["s_mov_b32 s4, 0x10000", "v_ldexp_f16_e64 v0, v1, s4"],
+                  ["s_mov_b32 s4, 0", "v_ldexp_f16_e64 v0, v1, s4"], "v0") == "equivalent"
+    assert _equiv(["s_mov_b32 s4, 0xffff", "v_ldexp_f16_e64 v0, v1, s4"],
+                  ["s_mov_b32 s4, -1", "v_ldexp_f16_e64 v0, v1, s4"], "v0") == "equivalent"

@@ -147,3 +147,17 @@ def test_lds_dma_load_is_not_an_ordinary_load_in_z3():
     r = check_windows(_window("lds_dma_a.s"), _window("lds_dma_b.s"))
     assert r.status == "unknown", r
     assert "LDS DMA" in r.reason, r
+
+
+# --------------------------------------------------------------------------- 8. v_ldexp_f16 exponent
+
+
+def test_ldexp_f16_exponent_is_16_bits():
+    """Near miss: ``s_mov_b32 s4, 0x10000; v_ldexp_f16 v2, v6, s4`` (exponent S1[15:0] = 0 on
+    hardware: LLVM clamps an i32 exponent to 16 bits before v_ldexp_f16) against the same
+    with 0x7fff.  Both backends read the whole 32-bit exponent, so the two looked alike
+    (saturated), and the verdict was ``unknown-unproved``, accepted by ``--require tested``.
+    The emulator now finds the difference."""
+    v = _verify("ldexp_f16")
+    assert not v.accepted, v.to_json()
+    assert v.status == "rejected-output-mismatch", v.to_json()
