@@ -172,7 +172,7 @@ def interleave(blocks, hot, rng, env):
     rng.shuffle(starts)
     for g, bi, c in starts[:4]:
         res = interleave_chain(view, bi, c)
-        if isinstance(res, str):
+        if isinstance(res, str) or not R.z3_modelled(blocks[bi].instructions[c[0]:c[-1] + 1]):
             continue
         edits, comb, t = res
         nb = _copy(blocks)

@@ -349,6 +349,32 @@ def value_range(view: KernelView, bi: int, i: int, k: int | None = None) -> Valu
     return val
 
 
+_MODEL_CACHE: dict = {}
+
+
+def z3_modelled(insts) -> bool:
+    """Whether the verifier's window proof can execute ``insts`` symbolically (no barrier,
+    branch, cross-lane or other unmodelled instruction): a change whose window it cannot
+    execute is never proved, only tested, so the moves skip it rather than spend the gate's
+    budget on it."""
+    from ..semantics.registry import Unsupported
+    from ..semantics.z3backend import symexec
+    key = tuple(x.key() for x in insts)
+    r = _MODEL_CACHE.get(key)
+    if r is None:
+        try:
+            symexec(list(insts))
+            r = True
+        except Unsupported:
+            r = False
+        except Exception:  # noqa: BLE001 - anything else the executor trips on: not provable
+            r = False
+        if len(_MODEL_CACHE) > 20000:
+            _MODEL_CACHE.clear()
+        _MODEL_CACHE[key] = r
+    return r
+
+
 def busy_units(view: KernelView, bi: int, lo: int, hi: int) -> set:
     """Units not free anywhere in ``[lo, hi]`` of block ``bi``: live after one of those
     instructions, or read or written by one of them."""
@@ -478,7 +504,7 @@ def rename(blocks, hot, rng, env):
     for g in order[:8]:
         bi, i = flat[g]
         val = value_range(view, bi, i)
-        if isinstance(val, str):
+        if isinstance(val, str) or not z3_modelled(blocks[bi].instructions[val.index:val.last + 1]):
             continue
         targets = free_targets(view, bi, val.index, val.last, val.reg.file, val.reg.count,
                                avoid=units(val.reg))

@@ -134,3 +134,17 @@ def test_default_env_renames_sgprs_only(tmp_path, llvm_mc):
     assert seen == {"s"}
     from asmevo.evolve.operators import MutateOperator, ProposeContext
     assert MutateOperator().env(ProposeContext(m, "vadd_f32")).vgpr_renames is False
+
+
+def test_rename_skips_values_the_window_proof_cannot_execute(tmp_path, llvm_mc):
+    """A value whose range crosses s_barrier would leave an unprovable window: skipped."""
+    from asmevo.evolve.mutations_rename import z3_modelled
+    body = BODY.replace("\ts_waitcnt vmcnt(0)\n\tv_add_u32_e32 v3, 5, v2\n",
+                        "\ts_waitcnt vmcnt(0)\n\ts_barrier\n\tv_add_u32_e32 v3, 5, v2\n")
+    co, h, m = build(tmp_path, "bar", body)
+    ins = blocks_of(m)[0].instructions
+    i = next(j for j, x in enumerate(ins) if x.text() == "global_load_dword v2, v1, s[4:5]")
+    assert not z3_modelled(ins[i:i + 4]) and z3_modelled(ins[i:i + 2])
+    for s in range(40):
+        out = run_move(m, "rename", seeds=[s])
+        assert out is None or out[1]["index"] != i
