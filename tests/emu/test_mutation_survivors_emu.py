@@ -65,3 +65,35 @@ def test_scratch_access_without_a_private_segment_says_so(body):
     from asmevo.emu.memory import EmuError
     with pytest.raises(EmuError, match=r"scratch \(kernel has no private segment\) access of 4 bytes"):
         pk.run_text_kernel(body, np.zeros(4, np.uint32))
+
+
+def test_float_global_atomic_adds_add():
+    # exec_mem atomics: add_f64 / add_f32 are old + value (mutant: old - value for f64)
+    import numpy as np
+    import planted_kernels as pk
+    body = """
+        v_mov_b32_e32 v2, 0
+        v_mov_b32_e32 v3, 0x40020000
+        v_lshlrev_b32_e32 v4, 3, v0
+        global_atomic_add_f64 v4, v[2:3], s[4:5]
+        global_atomic_add_f64 v4, v[2:3], s[4:5]
+        v_mov_b32_e32 v5, 0x3fc00000
+        global_atomic_add_f32 v1, v5, s[4:5] offset:512
+        global_atomic_add_f32 v1, v5, s[4:5] offset:512
+    """
+    out = pk.run_text_kernel(body, np.zeros(4, np.uint32), out_words=256)
+    assert out[:128].view(np.float64).tolist() == [4.5] * 64            # 0 + 2.25 + 2.25
+    assert out[128:192].view(np.float32).tolist() == [3.0] * 64         # 0 + 1.5 + 1.5
+
+
+def test_harness_compare_is_bit_exact_without_tolerances():
+    # harness.compare: rtol/atol default to 0 (mutant: rtol 1 when the entry gives none,
+    # which let any output within 100% pass differential testing)
+    import numpy as np
+    from asmevo.emu.harness import compare
+    want = {"out": np.array([1.0, 2.0], np.float32)}
+    got = {"out": np.array([1.0, 2.5], np.float32)}
+    assert compare({}, got, want) != []
+    assert compare({"rtol": 0, "atol": 0}, got, want) != []
+    assert compare({"rtol": 0.5}, got, want) == []
+    assert compare({}, want, want) == []
