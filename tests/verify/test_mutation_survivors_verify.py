@@ -174,3 +174,41 @@ def test_relational_proof_gives_up_on_cache_policy_and_halts_in_any_block():
             (o.replace("v_add_u32 v6, v6, 1", "v_add_u32 v6, v6, 1\n  s_sethalt 1"), "no-ops")):
         r = prove_relational(_mod(o).kernels[0], _mod(c).kernels[0], timeout_ms=4000)
         assert r.status != EQUIVALENT and why in r.reason, (why, r.reason)
+
+
+_SPILLED_C = """
+  s_add_u32 s8, s2, 5
+  v_writelane_b32 v9, s8, 3
+  v_add_u32 v10, v1, v1
+  s_cmp_eq_u32 s3, 0
+  s_cbranch_scc1 .L1
+  s_mov_b32 s8, 0
+.L1:
+  v_readlane_b32 s8, v9, 3
+  v_mov_b32 v4, s8
+  global_store_dword v[2:3], v4, off
+  s_endpgm
+"""
+
+
+def test_a_lane_fact_defines_only_its_own_register():
+    # relational._Entry.cloc: a candidate VGPR without an equality is the array of *its
+    # own* lane conjuncts (mutant: `c[2][1] == u` -> `!=`: v10's lane 3 took the value of
+    # the fact about v9's lane 3, and reading the wrong register was proved equivalent)
+    from asmevo.verify.relational import EQUIVALENT, prove_relational
+    o = """
+  s_add_u32 s20, s2, 5
+  s_cmp_eq_u32 s3, 0
+  s_cbranch_scc1 .L1
+  s_mov_b32 s8, 0
+.L1:
+  v_mov_b32 v4, s20
+  global_store_dword v[2:3], v4, off
+  s_endpgm
+"""
+    r = prove_relational(_mod(o).kernels[0], _mod(_SPILLED_C).kernels[0], timeout_ms=4000)
+    assert r.status == EQUIVALENT, r.reason
+    assert "orig.s20 == cand.v9[lane 3]" in r.invariants["#1"]["conjuncts"]
+    wrong = _SPILLED_C.replace("v_readlane_b32 s8, v9, 3", "v_readlane_b32 s8, v10, 3")
+    r = prove_relational(_mod(o).kernels[0], _mod(wrong).kernels[0], timeout_ms=4000)
+    assert r.status != EQUIVALENT, r.reason
