@@ -212,3 +212,30 @@ def test_a_lane_fact_defines_only_its_own_register():
     wrong = _SPILLED_C.replace("v_readlane_b32 s8, v9, 3", "v_readlane_b32 s8, v10, 3")
     r = prove_relational(_mod(o).kernels[0], _mod(wrong).kernels[0], timeout_ms=4000)
     assert r.status != EQUIVALENT, r.reason
+
+
+def test_each_barrier_in_a_block_gives_fresh_shared_memory():
+    # relational._run: shared memory after the n-th s_barrier of a block is a new unknown
+    # (other waves write between barriers) (mutant: `nb += 1` -> `nb += 0`: every barrier
+    # of the block gave the same memory, and an LDS value read before the second barrier
+    # was proved equal to the one read after it)
+    from asmevo.verify.relational import EQUIVALENT, prove_relational
+    o = """
+  s_cmp_eq_u32 s2, 0
+  s_cbranch_scc1 .L1
+  v_add_u32 v6, v6, 1
+.L1:
+  s_barrier
+  ds_read_b32 v5, v1
+  s_waitcnt lgkmcnt(0)
+  s_barrier
+  ds_read_b32 v7, v1
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v[2:3], v7, off
+  s_endpgm
+"""
+    c = o.replace("global_store_dword v[2:3], v7, off", "global_store_dword v[2:3], v5, off")
+    r = prove_relational(_mod(o).kernels[0], _mod(c).kernels[0], timeout_ms=4000)
+    assert r.status != EQUIVALENT, r.reason
+    r = prove_relational(_mod(o).kernels[0], _mod(o.replace("v7", "v8")).kernels[0], timeout_ms=4000)
+    assert r.status == EQUIVALENT, r.reason          # control: a renaming is proved
