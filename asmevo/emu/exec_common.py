@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 from ..ir.operands import Func, FuncList, Imm, Label, Reg, Special, Src, base_of
-from ..semantics.immediates import imm_bits
+from ..semantics.immediates import imm_bits, imm_bits16
 from ..semantics.intbackend import TYPES as ITYPES
 from ..semantics.npbackend import NP
 from ..semantics.registry import width
@@ -104,9 +104,9 @@ def reader(op, ty: str, *, hi16: bool = False, vector_ok: bool = True):
 
 def _raw_reader(b, ty, w, hi16=False, vector_ok=True):
     if isinstance(b, Imm):
-        bits = imm_bits(b.value, ty, b.text)
-        if hi16:
-            bits = 0
+        # 16 bits: one 32-bit constant whose halves op_sel picks (semantics.immediates);
+        # a float constant for a 16-bit integer operand raises (ValueError: not supported)
+        bits = imm_bits16(b.value, ty, b.text, hi16) if w == 16 else imm_bits(b.value, ty, b.text)
         return _const_reader(bits, w)
     if isinstance(b, (Label, Func, FuncList)) or not isinstance(b, (Reg, Special)):
         raise CompileError(f"operand {b} cannot be read as a value")

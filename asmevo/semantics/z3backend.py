@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import z3
 
 from ..ir.operands import Imm, Reg, Special, Src, base_of, reg_units
-from .immediates import imm_bits, packed_inline_halves
+from .immediates import UnsupportedImmediate, imm_bits, imm_bits16, packed_inline_halves
 from .registry import Unsupported, lookup, width
 from .values import Backend
 
@@ -524,7 +524,11 @@ def _read(st: SymState, op, ty: str, hi16: bool = False):
     b = base_of(op)
     w = width(ty)
     if isinstance(b, Imm):
-        return z3.BitVecVal(0 if hi16 else imm_bits(b.value, ty, b.text), w)
+        try:
+            v = imm_bits16(b.value, ty, b.text, hi16) if w == 16 else imm_bits(b.value, ty, b.text)
+        except UnsupportedImmediate as e:
+            raise Unsupported(f"operand {b.text or b.value}: {e}") from None
+        return z3.BitVecVal(v, w)
     if isinstance(b, Special) and not reg_units(b):
         raise Unsupported(f"operand {b} is not modelled symbolically")
     if not isinstance(b, (Reg, Special)):
