@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.operands import Imm, Special, Src, base_of
-from ..semantics.immediates import imm_bits, packed_inline_halves
+from ..semantics.immediates import imm_bits, packed_inline_halves, vop3p_form_unsupported
 from ..semantics.npbackend import NP
 from ..semantics.registry import width
 from .memory import EmuError
@@ -23,6 +23,9 @@ def compile_valu(inst, spec, ctx, nxt):
     ns = len(spec.src)
     if len(ops) != nd + ns:
         raise CompileError(f"expected {nd} destination(s) and {ns} source(s), got {len(ops)} operands")
+    why = vop3p_form_unsupported(inst)      # v_dot* neg_lo/neg_hi/op_sel/float constants
+    if why:
+        raise CompileError(why.replace("not modelled", "not supported"))
     is_dpp = inst.opcode.endswith("_dpp") or any(
         inst.has_mod(m) for m in ("quad_perm", "row_shl", "row_shr", "row_ror", "row_bcast",
                                   "row_mirror", "row_half_mirror", "row_newbcast", "wave_shl",

@@ -101,3 +101,26 @@ def imm_bits16(value, ty: str, text: str = "", hi: bool = False) -> int:
     if isinstance(value, float):
         return 0
     return (int(value) & 0xFFFFFFFF) >> 16
+
+
+def vop3p_form_unsupported(inst) -> str | None:
+    """Why a non-packed instruction in the VOP3P encoding (``v_dot*``) uses a form neither
+    backend models, or None: ``neg_lo``/``neg_hi`` (per-half negation of packed sources),
+    ``op_sel``/``op_sel_hi`` (half selection), or a float constant (its packed value: LLVM
+    getInlineEncodingV216, f16 instructions take the half in the low 16 bits).  The value
+    semantics read such sources as plain 32-bit values."""
+    for m in ("neg_lo", "neg_hi"):
+        v = inst.mod(m)
+        if v is not None and any(v):
+            return f"{m} on a non-packed VOP3P instruction is not modelled"
+    if inst.mod("op_sel_hi") is not None:
+        return "op_sel_hi on a non-packed VOP3P instruction is not modelled"
+    if inst.opcode.startswith("v_dot"):
+        from ..ir.operands import Imm, base_of
+        if inst.mod("op_sel") is not None and any(inst.mod("op_sel")):
+            return "op_sel on a v_dot instruction is not modelled"
+        for op in inst.operands[1:]:
+            b = base_of(op)
+            if isinstance(b, Imm) and isinstance(b.value, float):
+                return "a float constant of a v_dot instruction (a packed operand) is not modelled"
+    return None

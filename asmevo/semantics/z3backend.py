@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 import z3
 
 from ..ir.operands import Imm, Reg, Special, Src, base_of, reg_units
-from .immediates import UnsupportedImmediate, imm_bits, imm_bits16, packed_inline_halves
+from .immediates import (UnsupportedImmediate, imm_bits, imm_bits16, packed_inline_halves,
+                         vop3p_form_unsupported)
 from .registry import Unsupported, lookup, width
 from .values import Backend
 
@@ -648,6 +649,9 @@ def step(st: SymState, inst) -> None:
         return
     op_sel = inst.mod("op_sel") or ()
     if k in ("valu", "vopc"):
+        why = vop3p_form_unsupported(inst)
+        if why:
+            raise Unsupported(f"'{inst.text()}': {why}")
         if k == "vopc" and len(ops) == 2:
             ops = [Special("vcc")] + list(ops)
         nd = 1 if k == "vopc" else len(spec.dst)

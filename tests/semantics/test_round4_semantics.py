@@ -564,3 +564,28 @@ def test_op_sel_high_half_of_a_negative_integer_constant_is_0xffff():
     assert _pk2("v_mad_u16 v0, 2, v0, v1 op_sel:[1,0,0,0]", 3, 5) & 0xFFFF == 5
     assert _equiv([text], ["v_mad_u16 v0, -1, v0, v1"], "v0") == "equivalent"
     assert _equiv([text], ["v_mad_u16 v0, 0, v0, v1"], "v0") == "not equivalent"
+
+
+# --------------------------------------------------------------------------- 10. v_dot VOP3P modifiers
+
+
+@pytest.mark.parametrize("text", ["v_dot2_f32_f16 v0, v1, v2, v3 neg_lo:[1,0,0]",
+                                  "v_dot2_f32_f16 v0, v1, v2, v3 neg_hi:[0,1,0]",
+                                  "v_dot4_i32_i8 v0, v1, v2, v3 neg_lo:[1,0,0]",
+                                  "v_dot2_f32_f16 v0, v1, 1.0, v3"])
+def test_dot_vop3p_modifiers_and_float_constants_are_refused(text):
+    """v_dot* are VOP3P-encoded: llvm-mc accepts neg_lo/neg_hi on them (per-half negation of
+    the packed sources) and a float constant is a packed f16 value; both backends read the
+    sources as plain 32-bit values and ignored the modifiers (``... neg_lo:[1,0,0]`` was
+    proved equal to the plain instruction).  Refused now."""
+    from corpus_paths import require_tool
+    mc = require_tool("llvm-mc")
+    r = subprocess.run([mc, "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-show-encoding"],
+                       input=text + "\n", capture_output=True, text=True)
+    assert "encoding" in r.stdout, r.stderr          # a valid gfx942 instruction
+    from asmevo.emu.memory import EmuError
+    with pytest.raises(Unsupported, match="not modelled"):
+        symexec([P(text)])
+    with pytest.raises(EmuError, match="not supported"):
+        _snippet_class()([text]).run()
+    assert _equiv([text], ["v_dot2_f32_f16 v0, v1, v2, v3"], "v0") == "unknown"
