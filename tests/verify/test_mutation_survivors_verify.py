@@ -253,3 +253,23 @@ def test_concrete_search_finds_the_counterexample_before_the_solver():
     assert r.status == "not equivalent" and "(concrete inputs)" in r.reason, r.text()
     ce = r.counterexample
     assert ce["differs"] == ["v1"] and ce["a"]["v1"] != ce["b"]["v1"]
+
+
+def test_abi_metadata_falls_back_to_the_code_objects_table():
+    # abi._metadata_entries: kernels without their own metadata and no .amdgpu_metadata
+    # block take the code object's metadata entries (KernelMeta.raw) (mutant: that branch
+    # dropped -> no entry, so the ABI checks had no metadata to compare)
+    import pathlib
+
+    from asmevo.frontend.loader import load
+    from asmevo.ir.module import MetadataBlock
+    from asmevo.verify.abi import _metadata_entries
+    co = pathlib.Path(__file__).resolve().parents[2] / "examples" / "vadd_f32.co"
+    m = load(str(co))
+    want = {k.name: dict(k.metadata) for k in m.kernels}
+    for k in m.kernels:
+        k.metadata = None
+    m.items = [it for it in m.items if not isinstance(it, MetadataBlock)]
+    got, errors = _metadata_entries(m)
+    assert errors == [] and set(got) == {"vadd_f32"}
+    assert got["vadd_f32"][".args"] == want["vadd_f32"][".args"]
