@@ -77,6 +77,7 @@ TESTS = {
                       "verify/test_barrier_order.py", "verify/test_waitcnt_idle.py",
                       "verify/test_soundness_layout.py"],
         "abi.py": ["verify/test_static_abi.py", "verify/test_abi_text.py",
+                   "verify/test_mutation_survivors_verify.py",
                    "verify/test_soundness_policy.py"],
         "elflayout.py": ["verify/test_soundness_layout.py", "verify/test_static_abi.py"],
         "diff.py": ["verify/test_diff.py", "verify/test_soundness_cli.py"],
