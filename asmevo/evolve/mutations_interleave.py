@@ -172,7 +172,7 @@ def interleave(blocks, hot, rng, env):
     rng.shuffle(starts)
     for g, bi, c in starts[:4]:
         res = interleave_chain(view, bi, c)
-        if isinstance(res, str) or not R.z3_modelled(blocks[bi].instructions[c[0]:c[-1] + 1]):
+        if isinstance(res, str):
             continue
         edits, comb, t = res
         nb = _copy(blocks)
@@ -187,6 +187,8 @@ def interleave(blocks, hot, rng, env):
             if j == c[-1]:
                 new.append(comb)
         nb[bi].instructions = new
+        if not R.window_provable(view, bi, new):
+            continue
         return nb, {"move": "interleave", "index": g, "links": len(c), "op": base_op(
             blocks[bi].instructions[c[0]].opcode), "acc": str(_link(blocks[bi].instructions[c[0]])[0]),
             "t": str(t)}

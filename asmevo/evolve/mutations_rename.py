@@ -111,6 +111,8 @@ class KernelView:
         self.ok = flow.ok and self.kernel.is_kernel
         self.live = am.get(MayLiveness, self.kernel) if self.ok else None
         self.limits = register_budget(self.kernel, self.module)
+        k0k = k0.kernel(kernel_name)
+        self.k0_blocks = k0k.blocks if len(k0k.blocks) == len(blocks) else None
         self.pinned = abi_units(self.kernel, self.module)
 
     def live_after(self, bi: int, ii: int) -> frozenset:
@@ -375,6 +377,24 @@ def z3_modelled(insts) -> bool:
     return r
 
 
+def window_provable(view: "KernelView", bi: int, new_insts) -> bool:
+    """Whether the window the verifier will compare for block ``bi`` -- the candidate's block
+    ``new_insts`` against K0's, common prefix and suffix stripped (so it also covers what the
+    lineage changed before in this block) -- can be executed symbolically on both sides."""
+    k0b = view.k0_blocks
+    if k0b is None or bi >= len(k0b):
+        return z3_modelled(new_insts)
+    old = k0b[bi].instructions
+    p = 0
+    while p < min(len(old), len(new_insts)) and old[p] == new_insts[p]:
+        p += 1
+    so, sn = len(old), len(new_insts)
+    while so > p and sn > p and old[so - 1] == new_insts[sn - 1]:
+        so -= 1
+        sn -= 1
+    return z3_modelled(old[p:so]) and z3_modelled(new_insts[p:sn])
+
+
 def busy_units(view: KernelView, bi: int, lo: int, hi: int) -> set:
     """Units not free anywhere in ``[lo, hi]`` of block ``bi``: live after one of those
     instructions, or read or written by one of them."""
@@ -504,7 +524,7 @@ def rename(blocks, hot, rng, env):
     for g in order[:8]:
         bi, i = flat[g]
         val = value_range(view, bi, i)
-        if isinstance(val, str) or not z3_modelled(blocks[bi].instructions[val.index:val.last + 1]):
+        if isinstance(val, str):
             continue
         targets = free_targets(view, bi, val.index, val.last, val.reg.file, val.reg.count,
                                avoid=units(val.reg))
@@ -515,6 +535,8 @@ def rename(blocks, hot, rng, env):
         if edits is None:
             continue
         nb = apply_edits(blocks, bi, edits, blocks[bi].instructions)
+        if not window_provable(view, bi, nb[bi].instructions):
+            continue
         return nb, {"move": "rename", "index": g, "old": str(val.reg), "new": str(new),
                     "uses": len(val.uses), "inst": blocks[bi].instructions[i].text()}
     return None

@@ -309,15 +309,12 @@ def widen(blocks, hot, rng, env):
         edits = merge_pair(view, bi, i, j)
         if isinstance(edits, str):
             continue
-        old = blocks[bi].instructions
-        lo, hi = min(edits), max(edits) + 1
-        new = [edits.get(k, old[k]) for k in range(lo, hi)]
-        if not R.z3_modelled(old[lo:hi]) or not R.z3_modelled([x for x in new if x is not None]):
-            continue
         nb = _copy(blocks)
         old = blocks[bi].instructions
         nb[bi].instructions = [edits[k] if k in edits else x for k, x in enumerate(old)
                                if not (k in edits and edits[k] is None)]
+        if not R.window_provable(view, bi, nb[bi].instructions):
+            continue
         merged = edits[i] if edits.get(i) is not None else edits[j]
         return nb, {"move": "widen", "index": g, "a": old[i].text(), "b": old[j].text(),
                     "new": merged.text()}
