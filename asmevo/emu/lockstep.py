@@ -447,16 +447,25 @@ class _Group:
                                         S[np.ix_(ia1, wsl)] = S[i0, wsl]
                                     if nu:
                                         nu = nu - wset
-                                if wscc:
+                                if wexec:       # (and SCC, in one pass over the waves)
+                                    e0 = (w0.exec_mask, w0.exec_all, w0.exec_any, w0.exec_n)
+                                    if wscc:
+                                        s0 = w0.scc
+                                        for wv in rest:
+                                            wv.scc = s0
+                                            wv.exec_mask, wv.exec_all, wv.exec_any, \
+                                                wv.exec_n = e0
+                                        scc_u = True
+                                    else:
+                                        for wv in rest:
+                                            wv.exec_mask, wv.exec_all, wv.exec_any, \
+                                                wv.exec_n = e0
+                                    ex = exec_state(w0)     # every running wave has w0's EXEC
+                                elif wscc:
                                     s0 = w0.scc
                                     for wv in rest:
                                         wv.scc = s0
                                     scc_u = True
-                                if wexec:
-                                    e0 = (w0.exec_mask, w0.exec_all, w0.exec_any, w0.exec_n)
-                                    for wv in rest:
-                                        wv.exec_mask, wv.exec_all, wv.exec_any, wv.exec_n = e0
-                                    ex = exec_state(w0)     # every running wave has w0's EXEC
                                 if npc == ENDPGM:
                                     for wv in act:
                                         wv.done = True
