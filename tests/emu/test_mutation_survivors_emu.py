@@ -25,26 +25,34 @@ def test_setreg_of_a_mode_field_at_an_offset_reads_back(snippet):
     assert int(s.w.s[13]) == 0x3
 
 
-def test_user_sgpr_count_derived_from_the_enabled_user_sgprs():
+@pytest.mark.parametrize("swap,wgid", [
+    (("\t\t.amdhsa_user_sgpr_dispatch_ptr 1\n", "\t\t.amdhsa_user_sgpr_queue_ptr 1\n"), "s6"),
+    (("\t\t.amdhsa_user_sgpr_dispatch_id 1\n",
+      "\t\t.amdhsa_user_sgpr_dispatch_id 1\n\t\t.amdhsa_user_sgpr_private_segment_size 1\n"), "s7"),
+], ids=["queue_ptr", "private_segment_size"])
+def test_user_sgpr_count_derived_from_the_enabled_user_sgprs(swap, wgid):
     # launch.kernel_config: a text kernel read from its directives (no descriptor) without
-    # .amdhsa_user_sgpr_count gets it from the enabled user SGPRs (queue ptr 2 + kernarg
-    # ptr 2 + dispatch id 2 = 6), so the workgroup id lands in s6 (mutants: the queue or
-    # kernarg pointer counted as 1 SGPR -> the id in s5)
+    # .amdhsa_user_sgpr_count gets it from the enabled user SGPRs (dispatch or queue ptr 2 +
+    # kernarg ptr 2 + dispatch id 2 [+ private segment size 1]), so the workgroup id lands
+    # in s6 / s7 (mutants: the queue or kernarg pointer counted as 1 SGPR, the private
+    # segment size as 2)
     import numpy as np
     import planted_kernels as pk
     from asmevo.emu import run_kernel
     from asmevo.emu.launch import Arg, Launch
     from asmevo.frontend.asm_parser import parse_asm
-    body = """
-        v_mov_b32_e32 v2, s6
-        v_lshl_add_u32 v3, s6, 6, v0
+    body = f"""
+        s_load_dwordx2 s[10:11], s[2:3], 0x0
+        s_waitcnt lgkmcnt(0)
+        v_and_b32_e32 v0, 0x3ff, v0
+        v_mov_b32_e32 v2, {wgid}
+        v_lshl_add_u32 v3, {wgid}, 6, v0
         v_lshlrev_b32_e32 v3, 2, v3
-        global_store_dword v3, v2, s[4:5]
+        global_store_dword v3, v2, s[10:11]
     """
-    text = pk.kernel_text(body)
-    assert "\t\t.amdhsa_user_sgpr_count 6\n" in text
-    text = text.replace("\t\t.amdhsa_user_sgpr_count 6\n", "").replace(
-        "\t\t.amdhsa_user_sgpr_dispatch_ptr 1\n", "\t\t.amdhsa_user_sgpr_queue_ptr 1\n")
+    text = pk.kernel_text(body, prologue=False)
+    assert "\t\t.amdhsa_user_sgpr_count 6\n" in text and swap[0] in text
+    text = text.replace("\t\t.amdhsa_user_sgpr_count 6\n", "").replace(*swap)
     m = parse_asm(text, "k.s")          # no fill_text_abi: the directives are what is read
     la = Launch((64, 1, 1), (3, 1, 1), [
         Arg("out", "buffer", "uint32", data=np.full(192, 0xDEAD, np.uint32), role="out"),
