@@ -805,7 +805,9 @@ def _undecodable_words(kc: Kernel, ko: Kernel | None) -> str | None:
         return None
     w = words[0]
     at = f" at {w.address:#x}" if w.address is not None else ""
-    return (f"{kc.name}: the kernel holds {len(words)} undecodable word(s) ({w.text()}{at}) and "
+    n = sum(1 for i in kc.instructions() if is_undecodable(i))    # the candidate's own
+    holds = f"the kernel holds {n}" if n else f"the original holds {len(words)}"
+    return (f"{kc.name}: {holds} undecodable word(s) ({w.text()}{at}) and "
             "differs from the original; such a word may be any instruction, so the change "
             "is not decided")
 

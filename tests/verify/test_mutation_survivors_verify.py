@@ -148,7 +148,7 @@ def test_undecodable_word_reason_names_its_address_when_it_has_one():
         return k
 
     why = _undecodable_words(kern(1, 0x104), kern(0, 0x104))
-    assert why and "(.long 0xffffffff at 0x104)" in why
+    assert why and "holds 1 undecodable word(s) (.long 0xffffffff at 0x104)" in why
     why = _undecodable_words(kern(1, None), kern(0, None))
     assert why and "(.long 0xffffffff)" in why
     assert _undecodable_words(kern(0, None), kern(0, None)) is None     # unchanged kernel
