@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.operands import Special
 from .executor import LANE_COUNT as lane_count
 from .lockstep_forms import (_DS_KINDS, _br_batch, _cmp_batch, _ds_batch,  # noqa: F401
                              _lds_words, _sbit_batch, lds_layout, _scratch_batch, _scratch_words,
@@ -221,6 +222,7 @@ class _Group:
         prog = self.prog
         modes, writes = prog.lockstep_modes()
         fuse = _followers(prog)
+        lane_ok = _lane_sgprs(prog)
         code = prog.code
         W, V, S, view = self.W, self.V, self.S, self.view
         Vf, Af = view.v, view.a
@@ -250,6 +252,7 @@ class _Group:
         ex = exec_state()
         nu, scc_u = _nonuniform(S, act, ia)
         s0_row = S[i0]      # the first running wave's SGPRs (what vec closures read)
+        lane_s = _LaneSGPRs(S)
         try:
             while True:
                 if others and pc in others:     # other waves wait here: run with them
@@ -378,6 +381,19 @@ class _Group:
                             _sync_exec(act, S, ia)
                             ex = exec_state()
                         pc += 1
+                        continue
+                    if kind == "vec" and not same and (scc_u or not rscc) and lane_ok[pc]:
+                        # SGPR operands that differ between the waves: each lane reads its
+                        # own wave's (a lane-independent instruction: the same values)
+                        view.s = lane_s
+                        view.mode = w0.mode
+                        lane_count[0] = W * 64
+                        try:
+                            pc = code[pc](view)
+                        finally:
+                            lane_count[0] = 64
+                        if wset:        # carry-out masks, one per wave
+                            nu = _renu(S, ia, nu, sorted(wset))
                         continue
                     if (kind == "vec" or kind == "mem") and not same and (scc_u or not rscc):
                         runs = _runs(S, ia, W, sorted(ridx & nu))
@@ -687,6 +703,48 @@ class _Group:
         if k:
             for wv in act:
                 wv.lanes += k * wv.exec_n
+
+
+class _LaneSGPRs:
+    """The SGPR file of a lockstep group as a VALU closure reads it (``s[i:i + 1]``,
+    ``s[i:i + 2].view(uint64)``), but with one value per lane: each lane its own wave's
+    (uint32 (W*64,), or the pair interleaved, uint32 (W*64*2,))."""
+
+    __slots__ = ("S",)
+
+    def __init__(self, S):
+        self.S = S
+
+    def __getitem__(self, k):
+        return np.repeat(self.S[:, k], 64, axis=0).reshape(-1)
+
+
+#: special operands whose value is not an SGPR slot's as such (read otherwise by closures)
+_NOT_SLOTS = ("scc", "src_scc", "execz", "src_execz", "vccz", "src_vccz")
+
+
+def _lane_sgprs(prog):
+    """Per pc: whether a ``vec`` instruction may read SGPR operands that differ between the
+    waves per lane (:class:`_LaneSGPRs`): a VALU / VOP3P / mix instruction whose SGPR-file
+    operands are plain registers (s, ttmp, vcc, exec, m0...); cached on the program."""
+    f = getattr(prog, "_lockstep_lane_sgprs", None)
+    if f is None:
+        from ..semantics.registry import lookup
+        modes, _ = prog.lockstep_modes()
+        f = []
+        for inst, m in zip(prog.insts, modes):
+            spec = lookup(inst.opcode)
+            ok = m is not None and m[0] == "vec" and spec is not None and \
+                spec.kind in ("valu", "vop3p", "mix")
+            if ok:
+                for op in inst.operands:
+                    b = getattr(op, "base", op)
+                    if isinstance(b, Special) and b.name in _NOT_SLOTS:
+                        ok = False
+            f.append(ok)
+        f.append(False)
+        prog._lockstep_lane_sgprs = f
+    return f
 
 
 def _followers(prog):
