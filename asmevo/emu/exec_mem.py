@@ -214,7 +214,10 @@ def compile_vmem(inst, spec, ctx, nxt):
             a = vr(wv)
             if not wv.exec_all or a.shape[0] != LANE_COUNT[0]:   # (else: every lane)
                 a = _b64(a)[lanes]
-            return a.astype(U64) + (sr(wv)[0] + uoff)
+            s = sr(wv)
+            if s.shape[0] != 1:     # each lane its own wave's base (asmevo.emu.lockstep)
+                return a.astype(U64) + (s[lanes] + uoff)
+            return a.astype(U64) + (s[0] + uoff)
 
     def space_read(wv, a, lanes):
         if seg == "scratch":
@@ -519,7 +522,8 @@ def compile_vmem_atomic(inst, spec, ctx, nxt):
         lanes = _active(wv)
         a = _b64(vr(wv))[lanes].astype(U64) + U64(offset)
         if sr is not None:
-            a = a + sr(wv)[0]
+            s = sr(wv)
+            a = a + (s[lanes] if s.shape[0] != 1 else s[0])   # (per lane: a lockstep group)
         if at is not None:
             # an order-independent update without return, in one output buffer: all lanes
             hit = ctx.mem._single(a, 4)

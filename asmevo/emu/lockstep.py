@@ -382,7 +382,7 @@ class _Group:
                             ex = exec_state()
                         pc += 1
                         continue
-                    if kind == "vec" and not same and (scc_u or not rscc) and lane_ok[pc]:
+                    if not same and lane_ok[pc] and (scc_u or not rscc):
                         # SGPR operands that differ between the waves: each lane reads its
                         # own wave's (a lane-independent instruction: the same values)
                         view.s = lane_s
@@ -390,11 +390,15 @@ class _Group:
                         lane_count[0] = W * 64
                         try:
                             pc = code[pc](view)
+                            if wset:        # carry-out masks, one per wave
+                                nu = _renu(S, ia, nu, sorted(wset))
+                            continue
+                        except MemoryFault:
+                            if kind != "mem":
+                                raise
+                            # nothing was written: by runs / wave by wave for the exact error
                         finally:
                             lane_count[0] = 64
-                        if wset:        # carry-out masks, one per wave
-                            nu = _renu(S, ia, nu, sorted(wset))
-                        continue
                     if (kind == "vec" or kind == "mem") and not same and (scc_u or not rscc):
                         runs = _runs(S, ia, W, sorted(ridx & nu))
                         if len(runs) < len(act):
@@ -724,9 +728,10 @@ _NOT_SLOTS = ("scc", "src_scc", "execz", "src_execz", "vccz", "src_vccz")
 
 
 def _lane_sgprs(prog):
-    """Per pc: whether a ``vec`` instruction may read SGPR operands that differ between the
-    waves per lane (:class:`_LaneSGPRs`): a VALU / VOP3P / mix instruction whose SGPR-file
-    operands are plain registers (s, ttmp, vcc, exec, m0...); cached on the program."""
+    """Per pc: whether a ``vec`` / ``mem`` instruction may read SGPR operands that differ
+    between the waves per lane (:class:`_LaneSGPRs`): a VALU / VOP3P / mix instruction, or a
+    global load/store/atomic (its SGPR base), whose SGPR-file operands are plain registers
+    (s, ttmp, vcc, exec, m0...); cached on the program."""
     f = getattr(prog, "_lockstep_lane_sgprs", None)
     if f is None:
         from ..semantics.registry import lookup
@@ -734,8 +739,10 @@ def _lane_sgprs(prog):
         f = []
         for inst, m in zip(prog.insts, modes):
             spec = lookup(inst.opcode)
-            ok = m is not None and m[0] == "vec" and spec is not None and \
-                spec.kind in ("valu", "vop3p", "mix")
+            ok = m is not None and spec is not None and (
+                m[0] == "vec" and spec.kind in ("valu", "vop3p", "mix") or
+                m[0] == "mem" and spec.kind in ("vmem", "vmem_atomic") and
+                spec.extra.get("seg") == "global")
             if ok:
                 for op in inst.operands:
                     b = getattr(op, "base", op)

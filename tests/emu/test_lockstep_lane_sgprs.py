@@ -42,3 +42,70 @@ def test_per_wave_sgpr_operands_run_once(monkeypatch):
     monkeypatch.setattr(LS._LaneSGPRs, "__getitem__", spy)
     _same(VALU, nwaves=4)
     assert len(reads) >= 15
+
+
+def _global(lines, lockstep, partial=False, bad=None):
+    """Waves whose SGPR base s[4:5] differs (1 KiB each of one buffer; wave ``bad``'s points
+    past it)."""
+    from asmevo.emu import launch as L
+    from asmevo.emu.executor import Program
+    from asmevo.emu.launch import _run_group
+    from asmevo.emu.memory import GlobalMemory
+    from asmevo.emu.state import Wave, Workgroup
+    from tests.emu.conftest import build_kernel
+    lanes = np.arange(64)
+    mem = GlobalMemory()
+    rng = np.random.default_rng(9)
+    base = mem.map("buf", rng.integers(0, 256, 8192, dtype=np.uint8))
+    waves = []
+    for k in range(5):
+        wv = Wave(Workgroup((k, 0, 0), 0), 0)
+        b = base + 1024 * k + (1 << 20 if k == bad else 0)
+        wv.s[4], wv.s[5] = b & 0xFFFFFFFF, b >> 32
+        wv.v[4] = (lanes * 8 + 4 * k) % 512
+        wv.v[10:14] = rng.integers(0, 1 << 32, (4, 64), dtype=np.uint64).astype(np.uint32)
+        wv.set_exec((lanes + k) % 3 != 0 if partial and k % 2 else np.ones(64, bool))
+        waves.append(wv)
+    prog = Program(build_kernel(list(lines) + ["s_endpgm"]), mem)
+    old = L.LOCKSTEP
+    L.LOCKSTEP = lockstep
+    try:
+        with np.errstate(all="ignore"):
+            _run_group(prog, waves, 100000)
+    finally:
+        L.LOCKSTEP = old
+    return waves, mem.region("buf").data.copy()
+
+
+GLOBAL = ["global_load_dword v20, v4, s[4:5]", "global_load_dwordx2 v[21:22], v4, s[4:5] offset:8",
+          "global_store_dword v4, v10, s[4:5] offset:16", "global_load_dword v24, v4, s[4:5] offset:16",
+          "global_atomic_add v23, v4, v11, s[4:5] offset:4 glc",
+          "global_atomic_smax v4, v12, s[4:5] offset:32"]
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_per_wave_global_base_equals_one_wave(partial, monkeypatch):
+    reads = []
+    orig = LS._LaneSGPRs.__getitem__
+
+    def spy(self, k):
+        reads.append(k)
+        return orig(self, k)
+    monkeypatch.setattr(LS._LaneSGPRs, "__getitem__", spy)
+    a, ma = _global(GLOBAL, True, partial)
+    b, mb = _global(GLOBAL, False, partial)
+    for wa, wb in zip(a, b):
+        assert np.array_equal(wa.v, wb.v)
+        assert (wa.count, wa.lanes) == (wb.count, wb.lanes)
+    assert np.array_equal(ma, mb)
+    assert len(reads) >= len(GLOBAL)
+
+
+def test_per_wave_global_base_fault_names_the_same_lane():
+    from asmevo.emu.memory import EmuError
+    msgs = []
+    for lockstep in (True, False):
+        with pytest.raises(EmuError) as e:
+            _global(GLOBAL[:1], lockstep, bad=3)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
