@@ -105,3 +105,33 @@ def test_harness_compare_is_bit_exact_without_tolerances():
     assert compare({"rtol": 0, "atol": 0}, got, want) != []
     assert compare({"rtol": 0.5}, got, want) == []
     assert compare({}, want, want) == []
+
+
+def test_s_buffer_load_base_is_the_48_bit_field_of_the_descriptor():
+    # exec_mem SMEM buffer loads: base = V#[47:0]; bits [63:48] of the second dword are the
+    # stride and flags (mutant: `& 0xFFFF` -> `& 0x10000`: the base's bits 32..47 lost)
+    import numpy as np
+    from asmevo.emu.executor import compile_smem
+    from asmevo.frontend.asm_parser import parse_asm
+    from asmevo.semantics.registry import lookup
+
+    class Mem:
+        def __init__(self):
+            self.reads = []
+
+        def read_scalar(self, addr, size):
+            self.reads.append(int(addr))
+            return bytes(size)
+
+    class Ctx:
+        mem = Mem()
+
+    class Wave:
+        s = np.zeros(108, np.uint32)
+
+    w = Wave()
+    w.s[4:8] = [0x1000, 0xABCD1234, 0x100, 0]       # base 0x1234_00001000, stride bits set
+    inst = next(parse_asm("k:\ns_buffer_load_dword s10, s[4:7], 0x8\ns_endpgm\n", "t.s")
+                .kernels[0].instructions())
+    compile_smem(inst, lookup(inst.opcode), Ctx, None)(w)
+    assert Ctx.mem.reads == [0x1234_0000_1008]
