@@ -135,3 +135,44 @@ def test_s_buffer_load_base_is_the_48_bit_field_of_the_descriptor():
                 .kernels[0].instructions())
     compile_smem(inst, lookup(inst.opcode), Ctx, None)(w)
     assert Ctx.mem.reads == [0x1234_0000_1008]
+
+
+def test_traced_global_address_with_an_sgpr_base_adds_the_offset():
+    # trace.py global access with saddr: vaddr + base + offset (mutant: - offset)
+    import numpy as np
+    from asmevo.emu import run_kernel
+    from asmevo.emu.launch import Arg, Launch
+    from asmevo.emu.trace import Tracer
+    from asmevo.frontend.asm_parser import parse_asm
+    from asmevo.frontend.loader import fill_text_abi
+    from planted_kernels import kernel_text
+    m = parse_asm(kernel_text("""
+        global_store_dword v1, v0, s[4:5]
+        global_store_dword v1, v0, s[4:5] offset:256
+    """), "k.s")
+    fill_text_abi(m)
+    tr = Tracer()
+    la = Launch((64, 1, 1), (1, 1, 1), [
+        Arg("out", "buffer", "uint32", data=np.zeros(128, np.uint32), role="out"),
+        Arg("in", "buffer", "uint32", data=np.zeros(4, np.uint32), role="in"),
+        Arg("n", "scalar", "int32", value=0)])
+    out = run_kernel(m, "k", la, trace=tr).outputs["out"]
+    assert np.asarray(out).view(np.uint32).tolist() == list(range(64)) * 2
+    (w,) = tr.waves
+    a0, a1 = [np.asarray(a, np.uint64) for _, a in sorted(w.addrs.items())][-2:]
+    assert (a1.astype(np.int64) - a0.astype(np.int64)).tolist() == [256] * 64
+
+
+def test_manifest_entry_name_must_be_a_string(tmp_path):
+    # harness.load_harness on a manifest list: an entry whose name is not a string is
+    # refused by position (mutant: `"name" in x` -> `not in`: a nameless entry raised
+    # KeyError and a numeric name got another message)
+    import json
+    from asmevo.emu.harness import load_harness
+    from asmevo.errors import AsmevoError
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps([{"name": 5, "block": [64], "grid": [1], "args": []}]))
+    with pytest.raises(AsmevoError, match=r"manifest entry #0: name is"):
+        load_harness(str(p))
+    p.write_text(json.dumps([{"block": [64], "grid": [1], "args": []}]))
+    assert load_harness(str(p))["block"] == [64]
