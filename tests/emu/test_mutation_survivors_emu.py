@@ -138,7 +138,8 @@ def test_s_buffer_load_base_is_the_48_bit_field_of_the_descriptor():
 
 
 def test_traced_global_address_with_an_sgpr_base_adds_the_offset():
-    # trace.py global access with saddr: vaddr + base + offset (mutant: - offset)
+    # trace.py global access with saddr: vaddr + base (s[n], s[n+1]) + offset (mutants:
+    # - offset; the base's high dword from s[n-1])
     import numpy as np
     from asmevo.emu import run_kernel
     from asmevo.emu.launch import Arg, Launch
@@ -147,8 +148,11 @@ def test_traced_global_address_with_an_sgpr_base_adds_the_offset():
     from asmevo.frontend.loader import fill_text_abi
     from planted_kernels import kernel_text
     m = parse_asm(kernel_text("""
+        s_mov_b32 s11, 0x12345
+        s_mov_b64 s[12:13], s[4:5]
         global_store_dword v1, v0, s[4:5]
         global_store_dword v1, v0, s[4:5] offset:256
+        global_store_dword v1, v0, s[12:13]
     """), "k.s")
     fill_text_abi(m)
     tr = Tracer()
@@ -159,8 +163,9 @@ def test_traced_global_address_with_an_sgpr_base_adds_the_offset():
     out = run_kernel(m, "k", la, trace=tr).outputs["out"]
     assert np.asarray(out).view(np.uint32).tolist() == list(range(64)) * 2
     (w,) = tr.waves
-    a0, a1 = [np.asarray(a, np.uint64) for _, a in sorted(w.addrs.items())][-2:]
+    a0, a1, a2 = [np.asarray(a, np.uint64) for _, a in sorted(w.addrs.items())][-3:]
     assert (a1.astype(np.int64) - a0.astype(np.int64)).tolist() == [256] * 64
+    assert a2.tolist() == a0.tolist()              # the same base in other SGPRs
 
 
 def test_manifest_entry_name_must_be_a_string(tmp_path):
