@@ -181,3 +181,13 @@ def test_manifest_entry_name_must_be_a_string(tmp_path):
         load_harness(str(p))
     p.write_text(json.dumps([{"block": [64], "grid": [1], "args": []}]))
     assert load_harness(str(p))["block"] == [64]
+
+
+@pytest.mark.parametrize("block,grid,dims", [((64, 1, 1), (4, 1, 1), 1), ((8, 8, 1), (1, 1, 1), 2),
+                                             ((64, 1, 1), (1, 3, 1), 2), ((4, 4, 4), (1, 1, 1), 3),
+                                             ((64, 1, 1), (1, 1, 2), 3)])
+def test_hidden_grid_dims(block, grid, dims):
+    # launch._hidden_value: hidden_grid_dims is the highest dimension with more than one
+    # work-item in the dispatch (mutant: 2-D dispatches said 1)
+    from asmevo.emu.launch import Launch, _hidden_value
+    assert _hidden_value("hidden_grid_dims", Launch(block, grid, [])) == dims
