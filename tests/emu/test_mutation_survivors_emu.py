@@ -191,3 +191,13 @@ def test_hidden_grid_dims(block, grid, dims):
     # work-item in the dispatch (mutant: 2-D dispatches said 1)
     from asmevo.emu.launch import Launch, _hidden_value
     assert _hidden_value("hidden_grid_dims", Launch(block, grid, [])) == dims
+
+
+@pytest.mark.parametrize("text", ["s_mov_b32 s0, v1", "s_add_u32 s0, v1, s2",
+                                  "v_readlane_b32 s0, v1, v2"])
+def test_vgpr_as_a_scalar_source_is_refused(snippet, text):
+    # exec_common.reader: a VGPR where a scalar source belongs (llvm-mc rejects such text)
+    # is refused by name (mutant: the check dropped -> read as a vector)
+    from asmevo.emu.memory import EmuError
+    with pytest.raises(EmuError, match="a vector register cannot be a scalar source"):
+        snippet([text]).run()
