@@ -201,3 +201,16 @@ def test_vgpr_as_a_scalar_source_is_refused(snippet, text):
     from asmevo.emu.memory import EmuError
     with pytest.raises(EmuError, match="a vector register cannot be a scalar source"):
         snippet([text]).run()
+
+
+@pytest.mark.parametrize("lines,what", [
+    (["v_mov_b32_e32 v0, 1020", "ds_write_b64 v0, v[2:3]"], "LDS access of 8 bytes at 0x3fc"),
+    (["v_mov_b32_e32 v0, 1016", "ds_write_b128 v0, v[4:7]"], "LDS access of 16 bytes at 0x3f8"),
+])
+def test_multi_dword_lds_write_past_the_end_faults(snippet, lines, what):
+    # memory LDS write_words: the bounds check covers all 4 * ndw bytes (mutant: 4 // ndw,
+    # an IndexError instead of the memory fault)
+    from asmevo.emu.memory import EmuError
+    with pytest.raises(EmuError, match=what):
+        snippet(lines, lds=1024).run()
+    snippet(["v_mov_b32_e32 v0, 1016", "ds_write_b64 v0, v[2:3]"], lds=1024).run()   # fits
