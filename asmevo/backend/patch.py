@@ -125,8 +125,12 @@ def patch_in_place(module: Module, path: str, *, inputs: tuple[str, ...] = (),
             return False
         for (i, _), e in zip(redo, benc):
             enc_of[id(i)] = e
+        # every instruction's bytes at its address: one that only moved (re-addressed by the
+        # loop's gate, asmevo.evolve.gate.readdress) keeps its encoding but not its old place
         for i in insts:
             e = enc_of.get(id(i))
+            if e is None:
+                e = i.encoding
             if e is None:
                 continue
             off = addr_of[id(i)] - text.addr

@@ -9,7 +9,8 @@ followed by a change in a later step builds a third program (conv2d_3x3: a ``swa
 ``s_load_dword s2`` and ``v_mad_u64_u32``, then ``rename`` s2 -> s5, built as
 ``s_load_dword s2; s_load_dword s5``, rejected with a counterexample).  The verifier judges
 the built bytes, so nothing wrong is accepted, but reorderings never reach the timing model,
-and best.s/best.diff (printed from the blocks) need not be best.co.
+and best.s/best.diff (printed from the blocks) need not be best.co.  Fixed: the patcher writes
+every instruction's bytes at its address, moved ones included.
 """
 
 from __future__ import annotations
@@ -56,8 +57,6 @@ def test_changed_moves_build_what_they_say(tmp_path, llvm_mc):
             assert _built(co, h, out[0])[0] == text(out[0])
 
 
-@pytest.mark.xfail(strict=True, reason="gate.readdress + backend.patch: a moved instruction keeps "
-                   "K0's bytes at its new position (see the module docstring)")
 def test_a_swap_builds_the_swapped_code(tmp_path, llvm_mc):
     from asmevo.evolve.mutations import MOVES
     co, h, m = build(tmp_path, "swap", BODY)
