@@ -214,3 +214,47 @@ def test_multi_dword_lds_write_past_the_end_faults(snippet, lines, what):
     with pytest.raises(EmuError, match=what):
         snippet(lines, lds=1024).run()
     snippet(["v_mov_b32_e32 v0, 1016", "ds_write_b64 v0, v[2:3]"], lds=1024).run()   # fits
+
+
+def test_s_load_negative_immediate_offset_is_signed():
+    # exec_mem SMEM load: an immediate offset is signed (mutant: 0xFFFFFFFC - 2**31)
+    import numpy as np
+    from asmevo.emu.executor import compile_smem
+    from asmevo.frontend.asm_parser import parse_asm
+    from asmevo.semantics.registry import lookup
+
+    class Mem:
+        reads = []
+
+        def read_scalar(self, addr, size):
+            self.reads.append(int(addr))
+            return bytes(size)
+
+    class Ctx:
+        mem = Mem()
+
+    class Wave:
+        s = np.zeros(108, np.uint32)
+
+        def sync_exec(self):
+            pass
+
+    w = Wave()
+    w.s[2:4] = [0x1000, 0]
+    inst = next(parse_asm("k:\ns_load_dword s10, s[2:3], -4\ns_endpgm\n", "t.s")
+                .kernels[0].instructions())
+    compile_smem(inst, lookup(inst.opcode), Ctx, None)(w)
+    assert Ctx.mem.reads == [0x1000 - 4]
+
+
+@pytest.mark.parametrize("sel", ["[0,0]", "[1,0]", "[0,1]", "[1,1]"])
+def test_pk_mov_b32_op_sel_picks_the_dwords(snippet, sel):
+    # exec_valu v_pk_mov_b32: D.lo = src0 dword op_sel[0], D.hi = src1 dword op_sel[1]
+    # (mutant: halves[0][2] for op_sel[0] = 1)
+    import numpy as np
+    s = snippet([f"v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:{sel}"])
+    for k in range(2, 6):
+        s.w.v[k] = np.full(64, 0x1000 * k, np.uint32)
+    s.run()
+    a, b = int(sel[1]), int(sel[3])
+    assert int(s.w.v[0][0]) == 0x1000 * (2 + a) and int(s.w.v[1][0]) == 0x1000 * (4 + b)
