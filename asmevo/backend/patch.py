@@ -18,7 +18,7 @@ from ..ir.operands import Imm, Label
 from ..ir.printer import print_instruction
 
 
-def _encode(insts: list[Instruction]) -> list[bytes] | None:
+def encode_instructions(insts: list[Instruction]) -> list[bytes] | None:
     """Encode instructions with llvm-mc; ``None`` if one does not assemble or needs a fixup."""
     from ..errors import AsmevoError
     from ..frontend.disasm import _show_encodings
@@ -31,6 +31,9 @@ def _encode(insts: list[Instruction]) -> list[bytes] | None:
     if len(encs) != len(insts) or any(b is None for e in encs for b in e):
         return None
     return [bytes(e) for e in encs]
+
+
+_encode = encode_instructions
 
 
 def _layout(kernel: Kernel, start: int, sizes: dict[int, int]) -> tuple[dict[int, int], dict[str, int], int]:

@@ -41,6 +41,38 @@ def canonical_lines(kernel: Kernel) -> list[str]:
     return out
 
 
+def flat_code(kernel: Kernel) -> list[str] | None:
+    """The kernel's code as one token per instruction: its bytes (hex; encoded with llvm-mc
+    where an edited instruction has none) or, for a branch, its opcode and the index of the
+    instruction it jumps to.  Equal for two kernels that hold the same code whatever their
+    block boundaries, label names or spellings (``v_add_f32`` and ``v_add_f32_e32``); None
+    when an instruction does not encode."""
+    from ..backend.patch import encode_instructions
+    first, idx = {}, 0
+    for b in kernel.blocks:
+        if b.label:
+            first[b.label] = idx
+        idx += len(b.instructions)
+    insts = [x for b in kernel.blocks for x in b.instructions]
+
+    def target(x):
+        return next((first.get(o.name) for o in x.operands if isinstance(o, Label)), None)
+
+    todo = [x for x in insts if x.encoding is None and target(x) is None]
+    encs = encode_instructions(todo)
+    if encs is None:
+        return None
+    enc = {id(x): e for x, e in zip(todo, encs)}
+    out = []
+    for x in insts:
+        t = target(x)
+        if t is not None:
+            out.append(f"{x.opcode} @{t}")
+        else:
+            out.append(bytes(x.encoding if x.encoding is not None else enc[id(x)]).hex())
+    return out
+
+
 def content_hash(kernel: Kernel) -> str:
     """sha256 of :func:`canonical_lines` (hex)."""
     return hashlib.sha256("\n".join(canonical_lines(kernel)).encode()).hexdigest()

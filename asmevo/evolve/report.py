@@ -45,7 +45,7 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
     from ..verify import verify
     from .gate import fresh_copy
     from ..ir.module import Kernel
-    from .candidate import content_hash
+    from .candidate import content_hash, flat_code
     from .score import Scorer
     cfg = run.cfg
     blocks = run._load_blocks(rec["hash"])
@@ -58,6 +58,14 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
     m = fresh_copy(run.k0, run.kernel, blocks)
     how = write_code_object(m, path, inputs=(cfg.kernel_file,))
     cand = load(path)
+    built = flat_code(cand.kernel(run.kernel))
+    if built is None or built != flat_code(Kernel(run.kernel, blocks)):
+        # best.s and best.diff are printed from the blocks: best.co must hold that code
+        return False, {"verdict": {"status": "build-mismatch", "message":
+                                   f"the code object built by {how} does not hold the "
+                                   "candidate's code"},
+                       "trials": 0, "seed": None, "level": None, "require": cfg.require}, \
+            how, None
     # nor its timing: the winner is scored again (the model is deterministic; a measurement
     # does not repeat exactly, so a measured run checks only that a figure is stored)
     cycles = rec.get("cycles") if run.measured else Scorer(run.kernel, run.harness).score(cand).cycles
