@@ -396,7 +396,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
     s = z3.Solver()
     rl, c0 = set_solver_limits(s, timeout_ms)
     s.add(z3.Or([z3.Not(_as_bv_eq(a, b)) for _, a, b in diffs]))
-    r = s.check()
+    r = solver_check(s)
     if r == z3.unsat:
         if float_mode == "fp" and _has_fp_to_bv([t for _, a, b in diffs for t in (a, b)]):
             # The FP theory equates all NaNs: the proof says nothing about NaN payloads,
@@ -881,6 +881,17 @@ def set_solver_limits(s, budget_ms: float) -> tuple[int, int]:
     s.set("rlimit", rl)
     s.set("timeout", min(top, max(SAFETY_MIN_MS, int(budget_ms) * SAFETY_FACTOR)))
     return rl, rlimit_count(s)
+
+
+def solver_check(s, *assumptions):
+    """``s.check()``, but Ctrl-C is not an answer: z3 catches SIGINT inside ``check`` (its
+    ``ctrl_c`` parameter) and returns ``unknown`` ("interrupted from keyboard"), so Python
+    never saw the interrupt and ``asmevo evolve`` went on with a proof quietly turned into
+    unknown.  Raises :class:`KeyboardInterrupt` then."""
+    r = s.check(*assumptions)
+    if r == z3.unknown and "interrupted" in s.reason_unknown():
+        raise KeyboardInterrupt
+    return r
 
 
 def rlimit_count(s=None) -> int:

@@ -940,7 +940,7 @@ class _Prover:
         first = max(200, min(1000, self.timeout_ms // 3))
         tries = [(lambda: _TACTIC().solver(), first),
                  (z3.Solver, max(200, self.timeout_ms - first))]
-        from .equiv import resources_used, set_solver_limits, unknown_reason
+        from .equiv import resources_used, set_solver_limits, solver_check, unknown_reason
         for make, ms in tries[:1] if quick else tries:
             self._check_time("")
             s = make()
@@ -949,7 +949,7 @@ class _Prover:
             s.add(goal)
             self.queries += 1
             t0 = time.monotonic()
-            r = s.check()
+            r = solver_check(s)
             self.resources_left -= resources_used(s, c0)
             if _TRACE:
                 print(f"relational: query {self.queries}: {len(named)} formula(s) -> {r} "
