@@ -128,7 +128,10 @@ class Run:
         self.t0 = time.time()
 
     # setup ------------------------------------------------------------------------
-    def open(self):
+    def open(self, *, resume_may_start: bool = False):
+        """Open or create the run directory's store.  ``resume_may_start``: ``--resume`` on a
+        directory without a run starts one (the MCP session's create-or-continue) instead of
+        being refused."""
         cfg = self.cfg
         db = os.path.join(self.dir, "lineage.sqlite")
         exists = os.path.exists(db)
@@ -137,6 +140,13 @@ class Run:
                               "continue it, or choose another --out")
         if os.path.exists(self.dir) and not os.path.isdir(self.dir):
             raise AsmevoError(f"--out {self.dir} is not a directory")
+        if cfg.resume and not exists and not resume_may_start:
+            raise AsmevoError(f"--resume: {self.dir} holds no run to resume (no lineage.sqlite); "
+                              "drop --resume to start one")
+        if not exists and os.path.isdir(self.dir) and os.listdir(self.dir):
+            # a run writes report.md, best.co...: never over files it did not make
+            raise AsmevoError(f"--out {self.dir} is a directory that holds other files, not an "
+                              "asmevo run; choose a new or empty directory")
         os.makedirs(self.dir, exist_ok=True)
         from .score import Scorer, device_identity
         self.measured = cfg.device != "emu"

@@ -51,7 +51,7 @@ class Lineage:
         cfg.validate()
         k0, h, kname = check_inputs(cfg)
         self.run = Run(cfg, k0, h, kname)
-        self.run.open()
+        self.run.open(resume_may_start=True)
         self.run.init_state()
         self.executor = InlineExecutor(self.run.spec())
         self.run.root(self.executor)

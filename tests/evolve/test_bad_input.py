@@ -62,3 +62,22 @@ def test_ray_missing_is_bad_input(tmp_path, monkeypatch):
     with pytest.raises(AsmevoError, match=r"asmevo\[ray\]"):
         run_evolve(cfg)
     assert not (tmp_path / "r").exists()
+
+
+def test_out_directory_with_other_files_is_refused(tmp_path):
+    """--out on a directory of the user's own files overwrote their report.md (newcomer)."""
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "report.md").write_text("my notes\n")
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", d, "--quiet", "--budget", 1)
+    assert p.returncode == 2 and len(_err(p)) == 1 and "holds other files" in p.stderr, p.stderr
+    assert (d / "report.md").read_text() == "my notes\n"
+    assert sorted(x.name for x in d.iterdir()) == ["report.md"]
+
+
+def test_resume_of_a_directory_without_a_run_is_refused(tmp_path):
+    """--resume on a mistyped directory started a fresh run with the default budget."""
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", tmp_path / "typo", "--quiet",
+                   "--resume")
+    assert p.returncode == 2 and len(_err(p)) == 1 and "no run to resume" in p.stderr, p.stderr
+    assert not (tmp_path / "typo").exists()
