@@ -182,6 +182,8 @@ def build_report(run, winner, receipt, how, dropped, elapsed, stop_reason, rate)
     outcomes = {}
     for s in steps:
         outcomes[s["outcome"]] = outcomes.get(s["outcome"], 0) + 1
+        if s["outcome"] in ("agent-failure", "operator-error") and s["operator"] in ops:
+            ops[s["operator"]]["last_failure"] = s["message"]
     statuses = {}
     for c in run.store.candidates():
         if c["step"] >= 0:
@@ -275,6 +277,9 @@ def report_md(rep: dict) -> str:
                  f"({s.get('no_ops', 0)}) | {s['failed']} | {ar} |")
     L += ["", "Duplicates: proposals whose code was already evaluated (not evaluated again); "
           "no-ops: of those, proposals identical to their parent."]
+    for n, s in rep["operators"].items():
+        if s.get("last_failure"):
+            L.append(f"\nLast failure of `{n}` ({s['failed']} in all): {s['last_failure']}")
     L += ["", "## Outcomes", "", "Steps: " + ", ".join(f"{k} {v}" for k, v in
                                                       sorted(rep["step_outcomes"].items())),
           "", "Candidates: " + ", ".join(f"{k} {v}" for k, v in

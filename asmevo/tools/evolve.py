@@ -74,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
     if res.exit_status != 0:
         return res.exit_status
     rep = res.report
+    for n, st in rep.get("operators", {}).items():
+        if st.get("failed") and not st.get("evaluated") and st.get("failed") == st.get("proposed"):
+            # every attempt failed: say so, the run's exit status stays 0 (the loop went on)
+            print(f"asmevo evolve: warning: operator {n} failed on all {st['failed']} attempt(s); "
+                  f"last: {st.get('last_failure')}", file=sys.stderr)
     if getattr(args, "json", False):
         import json
         print(json.dumps({k: rep.get(k) for k in ("kernel", "k0_cycles", "best_cycles", "speedup",

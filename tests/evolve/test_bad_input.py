@@ -81,3 +81,15 @@ def test_resume_of_a_directory_without_a_run_is_refused(tmp_path):
                    "--resume")
     assert p.returncode == 2 and len(_err(p)) == 1 and "no run to resume" in p.stderr, p.stderr
     assert not (tmp_path / "typo").exists()
+
+
+def test_an_agent_that_always_fails_is_reported(tmp_path):
+    """An agent that crashes on every call: the run ends (exit 0, K0 stays the winner) but
+    says so on stderr and in report.md with the reason, which only events.jsonl held."""
+    run = tmp_path / "r"
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--quiet", "--budget", 1,
+                   "--operators", "agent", "--agent", "python /nonexistent/agent.py")
+    assert p.returncode == 0, p.stderr
+    assert "operator agent failed on all" in p.stderr and "agent.py" in p.stderr, p.stderr
+    md = (run / "report.md").read_text()
+    assert "Last failure of `agent`" in md and "agent.py" in md
