@@ -64,8 +64,11 @@ _ADDR_COMMENT = re.compile(r"\s*//\s*[0-9a-fA-F]+:.*$")
 
 
 def default_input() -> pathlib.Path:
-    """The largest ``*.co`` in the AITer part of the shared corpus."""
-    base = ROOT.parent / "shared" / "corpus" / "aiter" / "gfx942"
+    """The largest ``*.co`` in the AITer part of the shared corpus (``$ASMEVO_CORPUS`` or
+    ``../shared/corpus``)."""
+    import os
+    corpus = os.environ.get("ASMEVO_CORPUS")
+    base = (pathlib.Path(corpus) if corpus else ROOT.parent / "shared" / "corpus") / "aiter" / "gfx942"
     cos = sorted(base.rglob("*.co"), key=lambda p: p.stat().st_size)
     if not cos:
         raise SystemExit(f"no code objects under {base}")
