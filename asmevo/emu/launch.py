@@ -236,6 +236,25 @@ def _hidden_value(kind: str, launch: Launch) -> int | None:
     return table.get(kind)
 
 
+#: element bytes of the scalar pointee types the metadata's ``.type_name`` spells (OpenCL C /
+#: HIP names, AMDGPUUsage "Code Object V3+ Metadata"); vector, struct, void and char pointers
+#: are not checked (a harness may view them with any dtype)
+_POINTEE_BYTES = {"float": 4, "double": 8, "half": 2, "_Float16": 2, "__fp16": 2, "int": 4,
+                  "uint": 4, "unsigned int": 4, "long": 8, "ulong": 8, "unsigned long": 8,
+                  "short": 2, "ushort": 2, "unsigned short": 2, "int32_t": 4, "uint32_t": 4,
+                  "int64_t": 8, "uint64_t": 8, "int16_t": 2, "uint16_t": 2}
+
+
+def _pointee_bytes(type_name) -> int | None:
+    """Element size of a ``float*``-style ``.type_name``, or None when it says nothing."""
+    if not isinstance(type_name, str) or not type_name.rstrip().endswith("*"):
+        return None
+    base = type_name.rstrip()[:-1]
+    words = [w for w in base.replace("*", " ").split() if w not in ("const", "volatile",
+                                                                    "restrict", "__restrict")]
+    return _POINTEE_BYTES.get(" ".join(words))
+
+
 def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
     """Kernarg segment bytes (see module docstring).
 
@@ -259,6 +278,11 @@ def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
             if vk not in ("global_buffer", "dynamic_shared_pointer") and sz != 8:
                 raise AsmevoError(f"kernel {cfg.name}: argument {a.name} is a buffer in the harness "
                                   f"but '{vk}' of {sz} bytes in the metadata")
+            elem = _pointee_bytes(m.get(".type_name"))
+            if elem is not None and a.dtype and np.dtype(a.dtype).itemsize != elem:
+                raise AsmevoError(f"kernel {cfg.name}: argument {a.name} is {a.dtype} "
+                                  f"({np.dtype(a.dtype).itemsize}-byte elements) in the harness but "
+                                  f"'{m.get('.type_name')}' ({elem}-byte elements) in the metadata")
             struct.pack_into("<Q", buf, off, addresses[a.name])
         else:
             b = np.array([a.value]).astype(np.dtype(a.dtype)).tobytes()
