@@ -81,3 +81,30 @@ def check_literals(text: str, path: str | None) -> None:
                     f"number literal of {len(lit.group())} characters; at most {limit} are "
                     "accepted (the literal length limit; raise it with ASMEVO_MAX_LITERAL=N)",
                     file=path, line=line, column=lit.start() + 1)
+
+
+def json_too_deep(text: str, limit: int) -> tuple[int, int] | None:
+    """``(line, column)`` (1-based) of the first ``[`` or ``{`` of JSON ``text`` that opens
+    more than ``limit`` nested arrays/objects, or None.  ``json.loads`` recurses once per
+    level, so a deep enough file ends in RecursionError instead of a located message; the
+    loaders call this first and raise their own error (what they expected) there.  Brackets
+    inside strings do not count."""
+    depth = 0
+    in_str = esc = False
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, i) + 1, i - (text.rfind("\n", 0, i) + 1) + 1
+        elif ch in "]}":
+            depth -= 1
+    return None

@@ -65,27 +65,12 @@ def _json_position(text: str, index: int) -> tuple[int, int]:
 def _check_json_depth(text: str, path: str) -> None:
     """Refuse nesting deeper than :data:`MAX_JSON_DEPTH` (json would recurse until Python's
     recursion limit), located at the bracket that goes too deep."""
-    depth = 0
-    in_str = esc = False
-    for i, ch in enumerate(text):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                ln, col = _json_position(text, i)
-                raise AsmevoError(f"harness nested more than {MAX_JSON_DEPTH} levels deep; expected "
-                                  "a manifest entry (an object) or a list of entries", file=path,
-                                  line=ln, column=col)
-        elif ch in "]}":
-            depth -= 1
+    from ..limits import json_too_deep
+    at = json_too_deep(text, MAX_JSON_DEPTH)
+    if at is not None:
+        raise AsmevoError(f"harness nested more than {MAX_JSON_DEPTH} levels deep; expected "
+                          "a manifest entry (an object) or a list of entries", file=path,
+                          line=at[0], column=at[1])
 
 
 class _BadNumber(Exception):

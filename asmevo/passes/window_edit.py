@@ -51,27 +51,11 @@ _EXPECTED = 'expected an object {"kernel": ..., "edits": [{"from", "to", "expect
 def _check_depth(text: str, path: str) -> None:
     """Refuse nesting deeper than :data:`MAX_EDIT_DEPTH`, located at the bracket that goes
     too deep (before ``json.loads`` would raise RecursionError)."""
-    depth = 0
-    in_str = esc = False
-    for i, ch in enumerate(text):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_EDIT_DEPTH:
-                line = text.count("\n", 0, i) + 1
-                col = i - (text.rfind("\n", 0, i) + 1) + 1
-                raise EditError(f"edit file nested more than {MAX_EDIT_DEPTH} levels deep; "
-                                + _EXPECTED, file=path, line=line, column=col)
-        elif ch in "]}":
-            depth -= 1
+    from ..limits import json_too_deep
+    at = json_too_deep(text, MAX_EDIT_DEPTH)
+    if at is not None:
+        raise EditError(f"edit file nested more than {MAX_EDIT_DEPTH} levels deep; " + _EXPECTED,
+                        file=path, line=at[0], column=at[1])
 
 
 def _load(path: str) -> dict:
