@@ -437,30 +437,34 @@ _F_BAD = re.compile(r"[\"/;*+%<>^~&\r\f\n]|neg\(|abs\(|sext\(")
 _F_NOT_NAME = frozenset({"neg", "abs", "sext"})
 
 
-def _fast_func_args(s: str, pos: int):
-    """``(a, b, c)`` from the ``(`` at ``pos``: (args tuple, position after ``)``) or None."""
-    pos += 1
-    args = []
-    n = len(s)
-    if pos < n and s[pos] == ")":
+def _fast_items(s: str, pos: int, close: str):
+    """Integers and names separated by commas, from just after an opening bracket at ``pos``
+    up to ``close``: (tuple, position after ``close``) or None."""
+    items = []
+    if s.startswith(close, pos):
         return (), pos + 1
     while True:
         m = _F_INT.match(s, pos)
         if m:
             t = m.group(0)
-            args.append(-_int(t[1:]) if t[0] == "-" else _int(t))
+            items.append(-_int(t[1:]) if t[0] == "-" else _int(t))
         else:
             m = _F_IDENT.match(s, pos)
-            if not m:
+            if m is None:
                 return None
-            args.append(m.group(0))
+            items.append(_intern(m.group(0)))
         pos = m.end()
-        if pos < n and s[pos] == ")":
-            return tuple(args), pos + 1
+        if s.startswith(close, pos):
+            return tuple(items), pos + 1
         m = _F_SEP.match(s, pos)
-        if not m:
+        if m is None:
             return None
         pos = m.end()
+
+
+def _fast_func_args(s: str, pos: int):
+    """``(a, b, c)`` from the ``(`` at ``pos``: (args tuple, position after ``)``) or None."""
+    return _fast_items(s, pos + 1, ")")
 
 
 def _fast_base(s: str, pos: int):
@@ -565,27 +569,7 @@ def _fast_modval(s: str, pos: int):
         t = m.group(0)
         return (-_int(t[1:]) if t[0] == "-" else _int(t)), m.end()
     if s.startswith("[", pos):
-        pos += 1
-        items = []
-        if s.startswith("]", pos):
-            return (), pos + 1
-        while True:
-            m = _F_INT.match(s, pos)
-            if m:
-                t = m.group(0)
-                items.append(-_int(t[1:]) if t[0] == "-" else _int(t))
-            else:
-                m = _F_IDENT.match(s, pos)
-                if m is None:
-                    return None
-                items.append(_intern(m.group(0)))
-            pos = m.end()
-            if s.startswith("]", pos):
-                return tuple(items), pos + 1
-            m = _F_SEP.match(s, pos)
-            if m is None:
-                return None
-            pos = m.end()
+        return _fast_items(s, pos + 1, "]")
     m = _F_IDENT.match(s, pos)
     if m is None:
         return None
