@@ -46,3 +46,23 @@ class Snippet:
 @pytest.fixture
 def snippet():
     return Snippet
+
+
+def run_group(lines, waves, mem=None, lockstep=True, limit=100000):
+    """Run ``lines`` (then ``s_endpgm``) on ``waves`` as one group of waves with the lockstep
+    executor on or off (``asmevo.emu.launch.LOCKSTEP``, restored after), float warnings
+    silenced; the lockstep tests compare the two.  Returns ``waves``."""
+    import numpy as np
+    from asmevo.emu import launch as L
+    from asmevo.emu.executor import Program
+    from asmevo.emu.launch import _run_group
+    from asmevo.emu.memory import GlobalMemory
+    prog = Program(build_kernel(list(lines) + ["s_endpgm"]), mem if mem is not None else GlobalMemory())
+    old = L.LOCKSTEP
+    L.LOCKSTEP = lockstep
+    try:
+        with np.errstate(all="ignore"):
+            _run_group(prog, waves, limit)
+    finally:
+        L.LOCKSTEP = old
+    return waves

@@ -7,11 +7,9 @@ import numpy as np
 import pytest
 
 from asmevo.emu import launch as L
-from asmevo.emu.executor import Program
-from asmevo.emu.launch import _run_group
-from asmevo.emu.memory import GlobalMemory, ScratchMemory
+from asmevo.emu.memory import ScratchMemory
 from asmevo.emu.state import Wave, Workgroup
-from tests.emu.conftest import build_kernel
+from tests.emu.conftest import run_group
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 LANES = np.arange(64)
@@ -42,14 +40,7 @@ def _run(lines, lockstep, nwaves=4, lds=4096, scratch=0, setup=None, groups=1, l
             if setup:
                 setup(k, wv)
             waves.append(wv)
-    prog = Program(build_kernel(list(lines) + ["s_endpgm"]), GlobalMemory())
-    old = L.LOCKSTEP
-    L.LOCKSTEP = lockstep
-    try:
-        with np.errstate(all="ignore"):
-            _run_group(prog, waves, limit)
-    finally:
-        L.LOCKSTEP = old
+    run_group(lines, waves, None, lockstep, limit=limit)
     return waves, wgs
 
 

@@ -47,12 +47,9 @@ def test_per_wave_sgpr_operands_run_once(monkeypatch):
 def _global(lines, lockstep, partial=False, bad=None):
     """Waves whose SGPR base s[4:5] differs (1 KiB each of one buffer; wave ``bad``'s points
     past it)."""
-    from asmevo.emu import launch as L
-    from asmevo.emu.executor import Program
-    from asmevo.emu.launch import _run_group
     from asmevo.emu.memory import GlobalMemory
     from asmevo.emu.state import Wave, Workgroup
-    from tests.emu.conftest import build_kernel
+    from tests.emu.conftest import run_group
     lanes = np.arange(64)
     mem = GlobalMemory()
     rng = np.random.default_rng(9)
@@ -66,14 +63,7 @@ def _global(lines, lockstep, partial=False, bad=None):
         wv.v[10:14] = rng.integers(0, 1 << 32, (4, 64), dtype=np.uint64).astype(np.uint32)
         wv.set_exec((lanes + k) % 3 != 0 if partial and k % 2 else np.ones(64, bool))
         waves.append(wv)
-    prog = Program(build_kernel(list(lines) + ["s_endpgm"]), mem)
-    old = L.LOCKSTEP
-    L.LOCKSTEP = lockstep
-    try:
-        with np.errstate(all="ignore"):
-            _run_group(prog, waves, 100000)
-    finally:
-        L.LOCKSTEP = old
+    run_group(lines, waves, mem, lockstep)
     return waves, mem.region("buf").data.copy()
 
 

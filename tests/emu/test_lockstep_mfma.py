@@ -6,12 +6,8 @@ EXEC (MFMA ignores EXEC), and waves that diverged (only the running ones are wri
 import numpy as np
 import pytest
 
-from asmevo.emu import launch as L
-from asmevo.emu.executor import Program
-from asmevo.emu.launch import _run_group
-from asmevo.emu.memory import GlobalMemory
 from asmevo.emu.state import Wave, Workgroup
-from tests.emu.conftest import build_kernel
+from tests.emu.conftest import run_group
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 LANES = np.arange(64)
@@ -32,14 +28,7 @@ def _run(lines, lockstep, nwaves=5, partial=False):
         wv.s[8] = k
         wv.set_exec((LANES + k) % 3 != 0 if partial and k % 2 else np.ones(64, bool))
         waves.append(wv)
-    prog = Program(build_kernel(list(lines) + ["s_endpgm"]), GlobalMemory())
-    old = L.LOCKSTEP
-    L.LOCKSTEP = lockstep
-    try:
-        with np.errstate(all="ignore"):
-            _run_group(prog, waves, 100000)
-    finally:
-        L.LOCKSTEP = old
+    run_group(lines, waves, None, lockstep)
     return waves
 
 

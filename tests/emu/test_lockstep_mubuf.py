@@ -6,12 +6,10 @@ waves, out-of-range lanes, partial EXEC and overlapping stores."""
 import numpy as np
 import pytest
 
-from asmevo.emu import launch as L
 from asmevo.emu.executor import Program
-from asmevo.emu.launch import _run_group
 from asmevo.emu.memory import GlobalMemory
 from asmevo.emu.state import Wave, Workgroup
-from tests.emu.conftest import build_kernel
+from tests.emu.conftest import run_group
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 LANES = np.arange(64)
@@ -40,14 +38,7 @@ def _run(lines, lockstep, nwaves=6, tid=False, stride=0, partial=False, shared=F
         wv.s[8] = 16 * (k % 4)                                 # soffset
         wv.set_exec((LANES + k) % 3 != 0 if partial and k % 2 else np.ones(64, bool))
         waves.append(wv)
-    prog = Program(build_kernel(list(lines) + ["s_endpgm"]), mem)
-    old = L.LOCKSTEP
-    L.LOCKSTEP = lockstep
-    try:
-        with np.errstate(all="ignore"):
-            _run_group(prog, waves, 100000)
-    finally:
-        L.LOCKSTEP = old
+    run_group(lines, waves, mem, lockstep)
     return waves, mem.region("buf").data.copy()
 
 
@@ -145,14 +136,7 @@ def _global(lines, lockstep, partial):
         wv.s[4], wv.s[5] = base & 0xFFFFFFFF, base >> 32
         wv.set_exec((LANES + k) % 4 != 0 if partial and k % 2 else np.ones(64, bool))
         waves.append(wv)
-    prog = Program(build_kernel(list(lines) + ["s_endpgm"]), mem)
-    old = L.LOCKSTEP
-    L.LOCKSTEP = lockstep
-    try:
-        with np.errstate(all="ignore"):
-            _run_group(prog, waves, 100000)
-    finally:
-        L.LOCKSTEP = old
+    run_group(lines, waves, mem, lockstep)
     return waves, mem.region("buf").data.copy()
 
 
