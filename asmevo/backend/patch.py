@@ -33,9 +33,6 @@ def encode_instructions(insts: list[Instruction]) -> list[bytes] | None:
     return [bytes(e) for e in encs]
 
 
-_encode = encode_instructions
-
-
 def _layout(kernel: Kernel, start: int, sizes: dict[int, int]) -> tuple[dict[int, int], dict[str, int], int]:
     addr_of: dict[int, int] = {}
     labels: dict[str, int] = {}
@@ -89,7 +86,7 @@ def patch_in_place(module: Module, path: str, *, inputs: tuple[str, ...] = (),
         insts = list(k.instructions())
         changed = [i for i in insts if i.encoding is None]
         plain = [i for i in changed if not is_branch(i.opcode)]
-        encs = _encode(plain)
+        encs = encode_instructions(plain)
         if encs is None:
             return False
         enc_of = {id(i): e for i, e in zip(plain, encs)}
@@ -123,7 +120,7 @@ def patch_in_place(module: Module, path: str, *, inputs: tuple[str, ...] = (),
             ops = list(i.operands)
             ops[-1] = Imm(delta // 4, str(delta // 4))
             redo.append((i, Instruction(i.opcode, ops, i.modifiers)))
-        benc = _encode([n for _, n in redo])
+        benc = encode_instructions([n for _, n in redo])
         if benc is None or any(len(e) != 4 for e in benc):
             return False
         for (i, _), e in zip(redo, benc):
