@@ -72,6 +72,8 @@ def main() -> int:
     todo = [(m, e) for m, e in entries(root) if not a.names or e["name"] in a.names]
     base = pathlib.Path(a.out or tempfile.mkdtemp(prefix="asmevo-bench-evolve-"))
     rows = []
+    print("cycles and speed-ups: estimates of asmevo's timing model (asmevo-cu), not "
+          "measurements; s and /min: wall time of this machine", flush=True)
     print(f"{'kernel':24s} {'K0 cyc':>9s} {'best cyc':>9s} {'speed-up':>9s} {'cands':>6s} "
           f"{'s':>6s} {'/min':>6s}  final check", flush=True)
     for man, e in todo:
