@@ -253,8 +253,11 @@ class _Group:
         nu, scc_u = _nonuniform(S, act, ia)
         s0_row = S[i0]      # the first running wave's SGPRs (what vec closures read)
         lane_s = _LaneSGPRs(S)
+        fast = _fast_forms(prog)
         try:
             while True:
+                if scc_u and fast[pc] is not None and n < limit:
+                    pc, n, nu = self._run_fast(pc, n, nu, act, ia, others, ex)
                 if others and pc in others:     # other waves wait here: run with them
                     for wv in act:
                         wv.pc = pc
@@ -580,6 +583,79 @@ class _Group:
             for wv in act:
                 wv.count += n
 
+    def _run_fast(self, pc, n, nu, act, ia, others, ex):
+        """Run the instructions from ``pc`` that have a fast form (:func:`_fast_forms`) while
+        the SGPRs they read are equal in the running waves ``act`` (SCC is: the caller checks)
+        and no other wave waits at their pc: vector and global memory instructions once on
+        the group's view, LDS ones batched, scalar ones once on the first running wave.  What
+        the scalar ones write (SGPRs, SCC) is copied to the other running waves once, at the
+        end.  Returns (pc, instructions run so far ``n``, SGPR slots that differ ``nu``); stops
+        before an instruction that needs the general path (or that faults: the general path
+        runs it again, for the exact error)."""
+        prog = self.prog
+        code = prog.code
+        fast = _fast_forms(prog)
+        view = self.view
+        w0 = act[0]
+        view.s = self.S[self.pos[id(w0)]]
+        view.mode = w0.mode
+        limit = self.limit
+        W = self.W
+        Vf, Af = view.v, view.a
+        lds, lds_seg, lds_lim = self.lds
+        dirty = frozenset()
+        dscc = False
+        lane_count[0] = W * 64
+        try:
+            while n < limit:
+                f = fast[pc]
+                if f is None or (others and pc in others):
+                    break
+                form, ridx, wset, wscc, m = f
+                if nu and not ridx.isdisjoint(nu):
+                    break
+                if form == _F_VEC:
+                    try:
+                        npc = code[pc](view)
+                    except MemoryFault:
+                        break           # nothing was written
+                elif form == _F_UNI:
+                    try:
+                        npc = code[pc](w0)
+                    except MemoryFault:
+                        break           # (a scalar load) nothing was written
+                    if wset:
+                        dirty = dirty | wset
+                        if nu:
+                            nu = nu - wset
+                    if wscc:
+                        dscc = True
+                else:
+                    if lds is None or not _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W):
+                        break
+                    npc = pc + 1
+                n += 1
+                pc = npc
+        finally:
+            lane_count[0] = 64
+            if dirty or dscc:
+                S = self.S
+                rest = act[1:]
+                if dirty and rest:
+                    cols = self._cols(dirty)
+                    i0 = self.pos[id(w0)]
+                    if ia is None:
+                        S[1:, cols] = S[0, cols]
+                    elif isinstance(cols, slice):
+                        S[ia[1:], cols] = S[i0, cols]
+                    else:
+                        S[np.ix_(ia[1:], cols)] = S[i0, cols]
+                if dscc:
+                    s0 = w0.scc
+                    for wv in rest:
+                        wv.scc = s0
+        return pc, n, nu
+
     def _run_parts(self, pc, runs, kind, ex, mode):
         """Run a ``vec``/``mem`` instruction once per run ``(k0, k1)`` of consecutive waves
         (whose SGPR operands are equal); returns the next pc.  A memory fault runs the
@@ -751,6 +827,41 @@ def _lane_sgprs(prog):
             f.append(ok)
         f.append(False)
         prog._lockstep_lane_sgprs = f
+    return f
+
+
+_F_VEC, _F_UNI, _F_DS = 0, 1, 2
+
+
+def _fast_forms(prog):
+    """Per pc: the form :meth:`_Group._run_fast` runs an instruction in, ``(form, SGPRs read,
+    SGPRs written, writes SCC, lockstep form)``, or None (the general path of
+    :meth:`_Group.run_together`): ``_F_VEC`` a ``vec``/``mem`` instruction that writes no SGPR
+    and reads neither SCC nor each wave's own SGPRs (buffer instructions); ``_F_UNI`` a
+    ``uni`` instruction that writes neither EXEC nor ends the wave; ``_F_DS`` an LDS form.
+    Cached on the program."""
+    f = getattr(prog, "_lockstep_fast", None)
+    if f is None:
+        from ..semantics.registry import lookup
+        modes, _ = prog.lockstep_modes()
+        f = []
+        for inst, m in zip(prog.insts, modes):
+            spec = lookup(inst.opcode)
+            form = None
+            if m is None or spec is None:
+                pass
+            elif m[0] in _DS_SET:
+                form = (_F_DS, frozenset(), frozenset(), False, m)
+            elif m[0] in ("vec", "mem"):
+                if not m[4] and not m[2] and not m[6] and \
+                        spec.kind not in ("mubuf", "mubuf_atomic"):
+                    form = (_F_VEC, m[1], m[4], False, m)
+            elif m[0] == "uni":
+                if not m[6] and spec.kind in ("salu", "sopc", "branch", "nop", "smem"):
+                    form = (_F_UNI, m[1], m[4], m[5], m)
+            f.append(form)
+        f.append(None)
+        prog._lockstep_fast = f
     return f
 
 
