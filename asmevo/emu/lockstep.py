@@ -257,7 +257,8 @@ class _Group:
         try:
             while True:
                 if scc_u and fast[pc] is not None and n < limit:
-                    pc, n, nu = self._run_fast(pc, n, nu, act, ia, others, ex)
+                    pc, n, mark, nu, ex = self._run_fast(pc, n, mark, nu, act, ia, others, ex,
+                                                         exec_state)
                 if others and pc in others:     # other waves wait here: run with them
                     for wv in act:
                         wv.pc = pc
@@ -583,24 +584,31 @@ class _Group:
             for wv in act:
                 wv.count += n
 
-    def _run_fast(self, pc, n, nu, act, ia, others, ex):
+    def _run_fast(self, pc, n, mark, nu, act, ia, others, ex, exec_state):
         """Run the instructions from ``pc`` that have a fast form (:func:`_fast_forms`) while
         the SGPRs they read are equal in the running waves ``act`` (SCC is: the caller checks)
         and no other wave waits at their pc: vector and global memory instructions once on
-        the group's view, LDS ones batched, scalar ones once on the first running wave.  What
-        the scalar ones write (SGPRs, SCC) is copied to the other running waves once, at the
-        end.  Returns (pc, instructions run so far ``n``, SGPR slots that differ ``nu``); stops
-        before an instruction that needs the general path (or that faults: the general path
-        runs it again, for the exact error)."""
+        the group's view, LDS ones and VOPC batched, scalar ones once on the first running
+        wave.  What the scalar ones write (SGPRs, SCC) is copied to the other running waves
+        once, at the end (EXEC and what is written with it at once).  Returns (pc,
+        instructions run so far ``n``, those counted into the lane counts ``mark``, SGPR
+        slots that differ ``nu``, the running waves' :class:`_Exec`); stops before an
+        instruction that needs the general path (or that faults: the general path runs it
+        again, for the exact error)."""
         prog = self.prog
         code = prog.code
         fast = _fast_forms(prog)
         view = self.view
+        S = self.S
         w0 = act[0]
-        view.s = self.S[self.pos[id(w0)]]
+        rest = act[1:]
+        s0_row = S[self.pos[id(w0)]]
+        view.s = s0_row
         view.mode = w0.mode
         limit = self.limit
         W = self.W
+        rows = slice(None) if ia is None else ia
+        rrows = slice(1, None) if ia is None else ia[1:]
         Vf, Af = view.v, view.a
         lds, lds_seg, lds_lim = self.lds
         dirty = frozenset()
@@ -630,31 +638,64 @@ class _Group:
                             nu = nu - wset
                     if wscc:
                         dscc = True
-                else:
+                elif form == _F_DS:
                     if lds is None or not _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W):
                         break
                     npc = pc + 1
+                elif form == _F_CMP:
+                    dst, cmpx = m[2], m[3]
+                    wx = cmpx or dst == EXEC
+                    if wx:      # the lanes of this one at the EXEC it issues with
+                        self._count(act, n + 1 - mark)
+                        mark = n + 1
+                    res = _cmp_batch(m[4], view, ex, W)
+                    if dst is not None:
+                        S[rows, dst:dst + 2] = res[rows]
+                        nu = _renu(S, ia, nu, (dst, dst + 1))
+                        dirty = dirty - wset
+                    if wx:
+                        if cmpx:
+                            S[rows, EXEC:EXEC + 2] = res[rows]
+                            nu = _renu(S, ia, nu, (EXEC, EXEC + 1))
+                            dirty = dirty - _EXEC_SET
+                        _sync_exec(act, S, ia)
+                        ex = exec_state()
+                    npc = pc + 1
+                else:           # _F_UNIX: a scalar instruction that writes EXEC
+                    self._count(act, n + 1 - mark)
+                    mark = n + 1
+                    npc = code[pc](w0)
+                    if rest:
+                        wsl = m[3]
+                        if ia is None or isinstance(wsl, slice):
+                            S[rrows, wsl] = s0_row[wsl]
+                        else:
+                            S[np.ix_(ia[1:], wsl)] = s0_row[wsl]
+                        e0 = (w0.exec_mask, w0.exec_all, w0.exec_any, w0.exec_n)
+                        for wv in rest:
+                            wv.exec_mask, wv.exec_all, wv.exec_any, wv.exec_n = e0
+                    dirty = dirty - wset
+                    if nu:
+                        nu = nu - wset
+                    if wscc:
+                        dscc = True
+                    ex = exec_state(w0)     # every running wave has w0's EXEC
                 n += 1
                 pc = npc
         finally:
             lane_count[0] = 64
-            if dirty or dscc:
-                S = self.S
-                rest = act[1:]
-                if dirty and rest:
+            if rest and (dirty or dscc):
+                if dirty:
                     cols = self._cols(dirty)
-                    i0 = self.pos[id(w0)]
-                    if ia is None:
-                        S[1:, cols] = S[0, cols]
-                    elif isinstance(cols, slice):
-                        S[ia[1:], cols] = S[i0, cols]
+                    if ia is None or isinstance(cols, slice):
+                        S[rrows, cols] = s0_row[cols]
                     else:
-                        S[np.ix_(ia[1:], cols)] = S[i0, cols]
+                        S[np.ix_(ia[1:], cols)] = s0_row[cols]
                 if dscc:
                     s0 = w0.scc
                     for wv in rest:
                         wv.scc = s0
-        return pc, n, nu
+        return pc, n, mark, nu, ex
 
     def _run_parts(self, pc, runs, kind, ex, mode):
         """Run a ``vec``/``mem`` instruction once per run ``(k0, k1)`` of consecutive waves
@@ -830,7 +871,8 @@ def _lane_sgprs(prog):
     return f
 
 
-_F_VEC, _F_UNI, _F_DS = 0, 1, 2
+_F_VEC, _F_UNI, _F_DS, _F_CMP, _F_UNIX = 0, 1, 2, 3, 4
+_EXEC_SET = frozenset((EXEC, EXEC + 1))
 
 
 def _fast_forms(prog):
@@ -838,8 +880,8 @@ def _fast_forms(prog):
     SGPRs written, writes SCC, lockstep form)``, or None (the general path of
     :meth:`_Group.run_together`): ``_F_VEC`` a ``vec``/``mem`` instruction that writes no SGPR
     and reads neither SCC nor each wave's own SGPRs (buffer instructions); ``_F_UNI`` a
-    ``uni`` instruction that writes neither EXEC nor ends the wave; ``_F_DS`` an LDS form.
-    Cached on the program."""
+    ``uni`` instruction (not one that ends the wave); ``_F_UNIX`` a scalar ALU one of those
+    that writes EXEC; ``_F_DS`` an LDS form; ``_F_CMP`` a VOPC.  Cached on the program."""
     f = getattr(prog, "_lockstep_fast", None)
     if f is None:
         from ..semantics.registry import lookup
@@ -852,12 +894,18 @@ def _fast_forms(prog):
                 pass
             elif m[0] in _DS_SET:
                 form = (_F_DS, frozenset(), frozenset(), False, m)
+            elif m[0] == "cmp":
+                dst = m[2]
+                form = (_F_CMP, m[1], frozenset(() if dst is None else (dst, dst + 1)), False, m)
             elif m[0] in ("vec", "mem"):
                 if not m[4] and not m[2] and not m[6] and \
                         spec.kind not in ("mubuf", "mubuf_atomic"):
                     form = (_F_VEC, m[1], m[4], False, m)
             elif m[0] == "uni":
-                if not m[6] and spec.kind in ("salu", "sopc", "branch", "nop", "smem"):
+                if m[6]:
+                    if spec.kind in ("salu", "sopc"):
+                        form = (_F_UNIX, m[1], m[4], m[5], m)
+                elif spec.kind in ("salu", "sopc", "branch", "nop", "smem"):
                     form = (_F_UNI, m[1], m[4], m[5], m)
             f.append(form)
         f.append(None)
@@ -918,7 +966,14 @@ def _runs(S, ia, W, cols):
 def _renu(S, ia, nu, cols):
     """``nu`` (the SGPR slots that differ between the running waves) after a write of
     ``cols``."""
-    cols = list(cols)
-    blk = S[:, cols] if ia is None else S[np.ix_(ia, cols)]
-    diff = {c for c, d in zip(cols, (blk != blk[0]).any(axis=0)) if d}
+    cols = sorted(cols)
+    c0, c1 = cols[0], cols[-1] + 1
+    if c1 - c0 == len(cols):        # contiguous: a slice, no gather
+        blk = S[:, c0:c1] if ia is None else S[ia, c0:c1]
+    else:
+        blk = S[:, cols] if ia is None else S[np.ix_(ia, cols)]
+    ne = blk != blk[0]
+    if not np.count_nonzero(ne):    # the usual case: equal in every running wave
+        return nu.difference(cols) if nu else nu
+    diff = {c for c, d in zip(cols, ne.any(axis=0).tolist()) if d}
     return (nu - set(cols)) | diff
