@@ -11,6 +11,7 @@ from ..semantics.immediates import imm_bits, packed_inline_halves, vop3p_form_un
 from ..semantics.npbackend import NP
 from ..semantics.registry import width
 from .memory import EmuError
+from .exec_fast import fast_valu
 from .state import M0
 from .exec_common import (LANE_COUNT, CompileError, U16, U32, U64, _DT, _SEL, _SIGN, _b64,
     _clamp_omod, _mask_of, _no_dpp, _regs_of, _sgpr_index, dpp_map, lm_writer, reader, sreader,
@@ -26,6 +27,9 @@ def compile_valu(inst, spec, ctx, nxt):
     why = vop3p_form_unsupported(inst)      # v_dot* neg_lo/neg_hi/op_sel/float constants
     if why:
         raise CompileError(why.replace("not modelled", "not supported"))
+    fast = fast_valu(inst, spec, nxt)       # a hand-written closure for a hot plain form
+    if fast is not None:
+        return fast
     is_dpp = inst.opcode.endswith("_dpp") or any(
         inst.has_mod(m) for m in ("quad_perm", "row_shl", "row_shr", "row_ror", "row_bcast",
                                   "row_mirror", "row_half_mirror", "row_newbcast", "wave_shl",

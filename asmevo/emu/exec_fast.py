@@ -1,0 +1,121 @@
+"""Hand-written closures for a few hot VALU forms (address arithmetic, f32 FMA).
+
+The general closures of :mod:`.exec_valu` evaluate an instruction's semantics through the
+registry's backend-neutral function (:mod:`asmevo.semantics`), a handful of Python calls and
+temporary arrays per instruction.  For the forms below -- no modifiers, plain register or
+constant operands -- the same values are computed with fewer numpy operations:
+
+* ``v_lshl_add_u64 vD, vA, shift, src``: ``(vA << (shift & 7)) + src`` on uint64 (a VGPR pair
+  in, a VGPR pair out; ``shift`` a constant);
+* ``v_fmac_f32`` / ``v_fma_f32``: the float64 sum of the exact product and the addend,
+  rounded to binary32, under the same test as :func:`asmevo.semantics.npbackend._fma32`
+  (a float64 result on a binary32 rounding midpoint or in the binary32 subnormal range);
+  when any lane fails it, the whole instruction goes through ``_fma32`` itself.
+
+Both read their sources with :func:`.exec_common.reader` (so a lockstep group's per-lane
+SGPRs work as in the general closures) and write as :func:`.exec_common.vwriter` does
+(every lane when EXEC is full, else the active lanes).  ``tests/emu/test_exec_fast.py``
+checks them against the general closures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.operands import Imm, Reg, Src
+from ..semantics.immediates import imm_bits
+from ..semantics.npbackend import _fma32
+from .exec_common import U32, U64, _LE, reader
+
+F32, F64 = np.float32, np.float64
+_LOW = U64(0x1FFFFFFF)
+_MID = U64(0x10000000)
+_EXPM = U64(0x7FF0000000000000)
+_TINY = U64(0x3810000000000000)
+
+
+def _plain(op) -> bool:
+    """A source without neg/abs/sext."""
+    return not isinstance(op, Src) or not (op.neg or op.abs or op.sext)
+
+
+def _vreg(op, count=None):
+    b = op.base if isinstance(op, Src) else op
+    if isinstance(b, Reg) and b.file == "v" and (count is None or b.count == count):
+        return b
+    return None
+
+
+def fast_valu(inst, spec, nxt):
+    """A closure ``f(wave) -> nxt`` for ``inst`` (VALU, its registry entry ``spec``), or None
+    when it has no fast form here."""
+    if inst.modifiers or not _LE or not all(_plain(op) for op in inst.operands):
+        return None
+    name = spec.name
+    if name == "v_lshl_add_u64":
+        return _lshl_add_u64(inst, nxt)
+    if name in ("v_fmac_f32", "v_fma_f32"):
+        return _fma_f32(inst, spec, nxt)
+    return None
+
+
+def _lshl_add_u64(inst, nxt):
+    ops = inst.operands
+    if len(ops) != 4:
+        return None
+    d, a = _vreg(ops[0], 2), _vreg(ops[1], 2)
+    b = ops[2].base if isinstance(ops[2], Src) else ops[2]
+    if d is None or a is None or not isinstance(b, Imm):
+        return None
+    k = imm_bits(b.value, "u32", b.text) & 7
+    K = U64(k)
+    rc = reader(ops[3], "u64")
+    di, ai = d.index, a.index
+
+    def run(wv):
+        R = wv.v
+        x = np.empty((R.shape[1], 2), U32)
+        x[:, 0] = R[ai]
+        x[:, 1] = R[ai + 1]
+        x = x.view(U64).reshape(-1)
+        if k:
+            x <<= K
+        x += rc(wv)
+        pair = x.view(U32).reshape(-1, 2).T
+        if wv.exec_all:
+            R[di:di + 2] = pair
+        else:
+            np.copyto(R[di:di + 2], pair, where=wv.exec_mask)
+        return nxt
+    return run
+
+
+def _fma_f32(inst, spec, nxt):
+    ops = inst.operands
+    tied = bool(spec.extra.get("tied"))
+    if len(ops) != (3 if tied else 4):
+        return None
+    d = _vreg(ops[0], 1)
+    if d is None:
+        return None
+    srcs = list(ops[1:]) + ([ops[0]] if tied else [])
+    r0, r1, r2 = (reader(op, "f32") for op in srcs)
+    di = d.index
+
+    def run(wv):
+        a = r0(wv).view(F32)
+        b = r1(wv).view(F32)
+        c = r2(wv).view(F32)
+        s = a.astype(F64) * b       # the exact product (24 + 24 bits)
+        s += c
+        sb = s.view(U64)
+        if np.count_nonzero(((sb & _LOW) == _MID) | ((sb & _EXPM) < _TINY)):
+            val = _fma32(a, b, c).view(U32)
+        else:
+            val = s.astype(F32).view(U32)
+        if wv.exec_all:
+            wv.v[di] = val
+        else:
+            np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
+        return nxt
+    return run
