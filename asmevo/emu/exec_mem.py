@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.operands import Imm, Reg, Special, base_of
-from .memory import MemoryFault
+from .memory import _ARANGE, _BOR, _MAX, _THREE, _TWO, MemoryFault
 from .state import EXEC, LANES, M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
-from .exec_common import (CompileError, LANE_COUNT, U16, U32, U64, U8, _b64, _const_reader,
+from .exec_common import (CompileError, LANE_COUNT, U16, U32, U64, U8, _LE, _b64, _const_reader,
     _regs_of, _sgpr_index, reader)
 
 # ----------------------------------------------------------------------------- memory
@@ -290,6 +290,9 @@ def compile_vmem(inst, spec, ctx, nxt):
                 return nxt
         return run
     if seg == "global" and words_ok:
+        if load and s_off and _LE and dst.file == "v" and isinstance(vaddr, Reg) and \
+                vaddr.file == "v":
+            return _global_load_v64(ctx, dst, vaddr, offset, ndw, nxt)
         if load:
             def run(wv):
                 if not wv.exec_any:
@@ -321,6 +324,56 @@ def compile_vmem(inst, spec, ctx, nxt):
             lanes = _active(wv)
             space_write(wv, addr_fn(wv, lanes), _store_data(wv, data_r, lanes, size, d16_hi), lanes)
             return nxt
+    return run
+
+
+def _global_load_v64(ctx, dst, vaddr, offset, ndw, nxt):
+    """``global_load_dword*`` of ``ndw`` dwords at a VGPR-pair address (``off``): the
+    closure of :func:`compile_vmem` with its steps inlined, and the usual case (every address
+    4-byte aligned in the buffer accessed last) without temporary copies; anything else goes
+    through :meth:`GlobalMemory.read_words` as there."""
+    ai, di = vaddr.index, dst.index
+    size = 4 * ndw
+    uoff = U64(offset & 0xFFFFFFFFFFFFFFFF)
+    cols = _ARANGE[ndw] if ndw > 1 else None
+
+    def run(wv):
+        if not wv.exec_any:
+            return nxt
+        R = wv.v
+        x = np.empty((R.shape[1], 2), U32)
+        x[:, 0] = R[ai]
+        x[:, 1] = R[ai + 1]
+        a = x.view(U64).reshape(-1)
+        if offset:
+            a += uoff
+        full = wv.exec_all
+        if not full:
+            a = a[wv.exec_mask]
+        r = ctx.mem._last
+        if r is not None and a.size:
+            lim = r.limit.get(size)
+            if lim is not None:
+                off = a - r.base64
+                if _MAX(off) <= lim and not _BOR(off) & _THREE:
+                    w = np.right_shift(off, _TWO, out=off).view(np.int64)
+                    if cols is None:
+                        if full:
+                            R[di] = r.words[w]
+                        else:
+                            R[di, wv.exec_mask] = r.words[w]
+                    else:
+                        words = r.words[w[:, None] + cols]
+                        if full:
+                            R[di:di + ndw] = words.T
+                        else:
+                            m = wv.exec_mask
+                            for j in range(ndw):
+                                R[di + j, m] = words[:, j]
+                    return nxt
+        lanes = _active(wv)
+        _load_words(wv, dst, ctx.mem.read_words(a, ndw, lanes), lanes, full)
+        return nxt
     return run
 
 

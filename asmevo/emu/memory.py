@@ -34,6 +34,10 @@ class MemoryFault(Exception):
         self.lane, self.addr, self.size, self.space = lane, addr, size, space
 
 
+_MAX = np.maximum.reduce
+_BOR = np.bitwise_or.reduce
+_THREE = np.uint64(3)
+_TWO = np.uint64(2)
 _LIMITS: dict = {}     # region size -> Region.limit (sizes repeat from run to run)
 _ARANGE = {k: np.arange(k, dtype=np.int64) for k in range(1, 17)}
 
@@ -121,15 +125,15 @@ class GlobalMemory:
     def _single(self, addrs, size):
         """(region, offsets) when every address lies in one region (the last used, else the
         first address's), else None."""
+        if not addrs.size:
+            return None
         r = self._last
         if r is not None:
             lim = r.limit.get(size)
             if lim is not None:
                 off = addrs - r.base64
-                if not np.count_nonzero(off > lim):
+                if _MAX(off) <= lim:    # (an address below the base wraps to a huge offset)
                     return r, off
-        if not addrs.size:
-            return None
         k = bisect.bisect_right(self._base_list, int(addrs[0])) - 1
         if k < 0:
             return None
@@ -138,7 +142,7 @@ class GlobalMemory:
         if lim is None:
             return None
         off = addrs - r.base64
-        if np.count_nonzero(off > lim):
+        if _MAX(off) > lim:
             return None
         self._last = r
         return r, off
@@ -148,8 +152,9 @@ class GlobalMemory:
         hit = self._single(addrs, 4 * ndw)
         if hit is not None:
             r, off = hit
-            if not np.count_nonzero(off & np.uint64(3)):
-                w = off.view(np.int64) >> 2     # (offsets < 2**63: an index without a copy)
+            if not _BOR(off) & _THREE:     # every address 4-byte aligned
+                # (offsets < 2**63: an index without a copy; off is this call's own array)
+                w = np.right_shift(off, _TWO, out=off).view(np.int64)
                 if ndw == 1:
                     return r.words[w][:, None]
                 return r.words[w[:, None] + _ARANGE[ndw]]
@@ -161,8 +166,8 @@ class GlobalMemory:
         hit = self._single(addrs, 4 * ndw)
         if hit is not None:
             r, off = hit
-            if r.writable and not r.watch and not np.count_nonzero(off & np.uint64(3)):
-                w = off.view(np.int64) >> 2
+            if r.writable and not r.watch and not _BOR(off) & _THREE:
+                w = np.right_shift(off, _TWO, out=off).view(np.int64)
                 if ndw == 1:
                     r.words[w] = words[:, 0]
                 else:
