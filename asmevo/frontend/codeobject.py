@@ -17,9 +17,6 @@ import os
 import struct
 from dataclasses import dataclass, field
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 from ..errors import CodeObjectError
 from .descriptor import SIZE as KD_SIZE, KernelDescriptor
 from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, KernelMeta, Metadata, decode_metadata, iter_notes
@@ -372,33 +369,7 @@ def read_code_object(path: str | os.PathLike) -> CodeObject:
     _check_header(path, data)
     e_flags, = struct.unpack_from("<I", data, 48)
     abi = data[8]
-    try:
-        elf = ELFFile(io.BytesIO(data))
-        sections = []
-        for i, s in enumerate(elf.iter_sections()):
-            h = s.header
-            sdata = b"" if h.sh_type in ("SHT_NOBITS", "SHT_NULL") else bytes(s.data())
-            sections.append(Section(i, s.name, h.sh_type, h.sh_addr, h.sh_offset, h.sh_size,
-                                    h.sh_flags, h.sh_addralign, sdata, h.sh_entsize))
-        symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
-        symbols = []
-        if symtab is not None:
-            if symtab.header.sh_entsize != 24:
-                raise _fail(path, f"symbol table entry size {symtab.header.sh_entsize}, expected 24",
-                            symtab.header.sh_offset)
-            for sym in symtab.iter_symbols():
-                shndx = sym["st_shndx"]
-                sec = sections[shndx].name if isinstance(shndx, int) and 0 < shndx < len(sections) \
-                    else None
-                symbols.append(Symbol(sym.name, sym["st_value"], sym["st_size"], sym["st_info"]["type"],
-                                      sym["st_info"]["bind"], sym["st_other"]["visibility"], shndx, sec))
-    except CodeObjectError:
-        raise
-    except (ELFError, struct.error, UnicodeDecodeError, ValueError, IndexError, KeyError) as e:
-        raise _fail(path, f"corrupt ELF: {e}; expected well-formed section and symbol tables", None) from None
-    except Exception as e:  # construct.core errors and similar from pyelftools internals
-        raise _fail(path, f"corrupt ELF ({type(e).__name__}: {e}); expected well-formed section and "
-                          "symbol tables", None) from None
+    sections, symbols, symtab = _read_tables(path, data)
 
     # symbols in .text lie inside it: the disassembly splits .text at them
     text_sec = next((s for s in sections if s.name == ".text"), None)
@@ -408,10 +379,10 @@ def read_code_object(path: str | os.PathLike) -> CodeObject:
             if s.section != ".text" or s.type in ("STT_SECTION", "STT_FILE"):
                 continue
             if not (text_sec.addr <= s.value < t_end or (s.value == t_end and s.type != "STT_FUNC")):
-                raise _fail(path, f"symbol {s.name!r} (entry {i} of {symtab.name}) has value "
+                raise _fail(path, f"symbol {s.name!r} (entry {i} of {symtab[0]}) has value "
                                   f"{s.value:#x}, outside .text [{text_sec.addr:#x}, {t_end:#x}); "
                                   "expected an address inside its section",
-                            symtab.header.sh_offset + i * symtab.header.sh_entsize)
+                            symtab[1] + i * symtab[2])
 
     # metadata note
     metadata = None
@@ -488,3 +459,65 @@ def read_code_object(path: str | os.PathLike) -> CodeObject:
                                    f"{desc.group_segment_fixed_size} != metadata "
                                    f"{meta.group_segment_fixed_size}")
     return co
+
+
+def _read_tables(path: str, data: bytes) -> tuple[list[Section], list[Symbol], tuple | None]:
+    """Sections, symbols (``.symtab``, else ``.dynsym``) and that table's (name, file offset,
+    entry size) (``None`` without one), by :mod:`asmevo.frontend.elf`; files that reader
+    declines go to pyelftools (:func:`_read_tables_pyelftools`), which reports what is wrong."""
+    from . import elf as _elf
+    f = _elf.read_elf(data)
+    if f is None:
+        return _read_tables_pyelftools(path, data)
+    symtab = f.by_name.get(".symtab") or f.by_name.get(".dynsym")
+    if symtab is not None and (symtab.type_number not in (2, 11) or symtab.entsize != 24):
+        return _read_tables_pyelftools(path, data)  # pyelftools says what is wrong
+    sections = [Section(s.index, s.name, s.type, s.addr, s.offset, s.size, s.flags, s.align,
+                        f.section_data(s), s.entsize) for s in f.sections]
+    symbols = []
+    if symtab is not None:
+        n = len(sections)
+        for sym in f.symbols(symtab):
+            shndx = sym.shndx
+            sec = sections[shndx].name if isinstance(shndx, int) and 0 < shndx < n else None
+            symbols.append(Symbol(sym.name, sym.value, sym.size, sym.type, sym.bind,
+                                  sym.visibility, shndx, sec))
+        return sections, symbols, (symtab.name, symtab.offset, symtab.entsize)
+    return sections, symbols, None
+
+
+def _read_tables_pyelftools(path: str, data: bytes) -> tuple[list[Section], list[Symbol], tuple | None]:
+    """:func:`_read_tables` with pyelftools (any file; its errors become CodeObjectError)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        sections = []
+        for i, s in enumerate(elf.iter_sections()):
+            h = s.header
+            sdata = b"" if h.sh_type in ("SHT_NOBITS", "SHT_NULL") else bytes(s.data())
+            sections.append(Section(i, s.name, h.sh_type, h.sh_addr, h.sh_offset, h.sh_size,
+                                    h.sh_flags, h.sh_addralign, sdata, h.sh_entsize))
+        symtab = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
+        symbols = []
+        if symtab is not None:
+            if symtab.header.sh_entsize != 24:
+                raise _fail(path, f"symbol table entry size {symtab.header.sh_entsize}, expected 24",
+                            symtab.header.sh_offset)
+            for sym in symtab.iter_symbols():
+                shndx = sym["st_shndx"]
+                sec = sections[shndx].name if isinstance(shndx, int) and 0 < shndx < len(sections) \
+                    else None
+                symbols.append(Symbol(sym.name, sym["st_value"], sym["st_size"], sym["st_info"]["type"],
+                                      sym["st_info"]["bind"], sym["st_other"]["visibility"], shndx, sec))
+    except CodeObjectError:
+        raise
+    except (ELFError, struct.error, UnicodeDecodeError, ValueError, IndexError, KeyError) as e:
+        raise _fail(path, f"corrupt ELF: {e}; expected well-formed section and symbol tables", None) from None
+    except Exception as e:  # construct.core errors and similar from pyelftools internals
+        raise _fail(path, f"corrupt ELF ({type(e).__name__}: {e}); expected well-formed section and "
+                          "symbol tables", None) from None
+
+    if symtab is None:
+        return sections, symbols, None
+    return sections, symbols, (symtab.name, symtab.header.sh_offset, symtab.header.sh_entsize)
