@@ -29,9 +29,8 @@ import re
 import sys
 import tempfile
 from array import array
+from itertools import accumulate
 from dataclasses import dataclass
-
-from elftools.elf.elffile import ELFFile
 
 from ..errors import AsmevoError, AsmSyntaxError, CodeObjectError
 from ..ir.instruction import Instruction
@@ -71,6 +70,76 @@ class ListingEntry:
     comment: str | None = None
 
 
+class Listing:
+    """The instruction lines of an llvm-objdump listing as columns: ``texts`` (stripped),
+    ``addresses``, ``encodings`` (bytes), ``sizes`` (of the encodings) and ``data`` (the
+    encodings concatenated).  Columns cost a fraction of one object per line (33,000 lines in
+    the largest AITer kernel).  Built from the whole text, or piece by piece (:meth:`feed`
+    whole lines, then :meth:`finish`) while llvm-objdump writes it."""
+
+    __slots__ = ("texts", "addresses", "encodings", "sizes", "data", "_parts", "_data")
+
+    def __init__(self, out: str | None = None):
+        self.texts: list[str] = []
+        self.addresses: list[int] = []
+        self.encodings: list[bytes] = []
+        self.sizes: list[int] = []
+        self.data = b""
+        self._parts: list[tuple[list, bool]] = []
+        self._data: list[bytes] = []
+        if out is not None:
+            self.feed(out)
+            self.finish()
+
+    def feed(self, out: str) -> None:
+        """Add the instruction lines of ``out`` (whole lines of the listing)."""
+        # One scan with a regex that needs no backtracking over the padding before ``//``;
+        # it finds what _LINE finds (the text before the first ``//``, stripped below) when
+        # the text is plain ASCII lines and every line starting with a tab matches it, else
+        # each line goes to _LINE.
+        rows = None
+        fast = out.isascii() and not any(c in out for c in _ODD_SPACE)
+        if fast:
+            rows = _FAST_LINE.findall(out)  # the comment group is "<sym>" or ""
+            fast = len(rows) == out.count("\n\t") + out.startswith("\t")
+        if not fast:
+            match = _LINE.match
+            rows = [m.groups() for m in map(match, out.splitlines()) if m is not None]
+        # all encoding words at once: hex text is big-endian per word, the bytes little-endian
+        words = array(_U32, bytes.fromhex("".join([r[2] for r in rows]).replace(" ", "")))
+        if sys.byteorder == "little":
+            words.byteswap()
+        data = words.tobytes()
+        self.texts += [r[0].strip() for r in rows]
+        self.addresses += [int(r[1], 16) for r in rows]
+        # 8 hex digits per 4-byte word, blank-separated
+        sizes = [(len(r[2]) + 1) // 9 * 4 for r in rows]
+        offs = list(accumulate(sizes, initial=0))
+        self.encodings += [data[i:j] for i, j in zip(offs, offs[1:])]
+        self.sizes += sizes
+        self._parts.append((rows, fast))
+        self._data.append(data)
+
+    def finish(self) -> "Listing":
+        """After the last :meth:`feed`: join :attr:`data`."""
+        self.data = b"".join(self._data)
+        self._data = [self.data]
+        return self
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def entries(self) -> list[ListingEntry]:
+        """One :class:`ListingEntry` per line (with the ``<sym+0x..>`` comment)."""
+        comments = []
+        for rows, fast in self._parts:
+            if fast:
+                comments += [r[3][1:-1] if r[3] else None for r in rows]
+            else:
+                comments += [r[3] for r in rows]
+        return [ListingEntry(*e) for e in zip(self.addresses, self.texts, self.encodings, comments)]
+
+
 def objdump_listing(path: str, *, listing: str | None = None) -> list[ListingEntry]:
     """Run ``llvm-objdump -d -z --mcpu=gfx942 -j .text`` on ``path`` and parse the listing
     (``listing``: that tool's output, when already run).
@@ -78,34 +147,7 @@ def objdump_listing(path: str, *, listing: str | None = None) -> list[ListingEnt
     Raises:
         ToolNotFoundError / ToolFailedError: llvm-objdump is missing or failed.
     """
-    out = run_objdump(path) if listing is None else listing
-    # One scan of the whole listing with a regex that needs no backtracking over the padding
-    # before ``//``; it finds what _LINE finds (the text before the first ``//``, stripped
-    # below) when the listing is plain ASCII lines and every line starting with a tab
-    # matches it, else each line goes to _LINE.
-    rows = None
-    fast = out.isascii() and not any(c in out for c in _ODD_SPACE)
-    if fast:
-        rows = _FAST_LINE.findall(out)  # the comment group is "<sym>" or ""
-        fast = len(rows) == out.count("\n\t") + out.startswith("\t")
-    if not fast:
-        match = _LINE.match
-        rows = [m.groups() for m in map(match, out.splitlines()) if m is not None]
-    # all encoding words at once: hex text is big-endian per word, the bytes little-endian
-    words = array(_U32, bytes.fromhex("".join([r[2] for r in rows]).replace(" ", "")))
-    if sys.byteorder == "little":
-        words.byteswap()
-    data = words.tobytes()
-    entries = []
-    append = entries.append
-    pos = 0
-    for text, addr, hexwords, comment in rows:
-        n = (len(hexwords) + 1) // 9 * 4  # 8 hex digits per 4-byte word, blank-separated
-        if fast:
-            comment = comment[1:-1] if comment else None
-        append(ListingEntry(int(addr, 16), text.strip(), data[pos:pos + n], comment))
-        pos += n
-    return entries
+    return Listing(run_objdump(path) if listing is None else listing).entries()
 
 
 def is_branch(opcode: str) -> bool:
@@ -216,10 +258,43 @@ def _symbol_directives(sym: Symbol, typ: str, *, with_visibility: bool = True) -
     return out
 
 
+def _instructions(lst: Listing, start: int, parsed: dict) -> list[Instruction]:
+    """Instructions of the listing's lines from ``start`` on; ``parsed``: listing text ->
+    (opcode, operands, modifiers) or ``None`` (not parsed: a raw instruction), shared by the
+    calls of one listing (a kernel repeats few distinct lines)."""
+    from .asm_parser import parse_instruction
+    insts = []
+    append = insts.append
+    texts, addresses, encodings = lst.texts, lst.addresses, lst.encodings
+    if start:
+        texts, addresses, encodings = texts[start:], addresses[start:], encodings[start:]
+    for t, address, encoding in zip(texts, addresses, encodings):
+        r = parsed.get(t, False)
+        if r is False:
+            try:
+                i = parse_instruction(t)
+                r = (i.opcode, i.operands, i.modifiers)
+            except AsmevoError:
+                r = None
+            parsed[t] = r
+        if r is not None:
+            inst = Instruction(r[0], r[1], r[2], encoding=encoding, address=address)
+        else:
+            op, _, rest = t.partition(" ")
+            inst = Instruction(op, [Expr(rest.strip())] if rest.strip() else [], raw=True,
+                               encoding=encoding, address=address)
+        append(inst)
+    return insts
+
+
 class _Builder:
-    def __init__(self, co: CodeObject, entries: list[ListingEntry]):
+    def __init__(self, co: CodeObject, listing: Listing):
         self.co = co
-        self.entries = entries
+        self.listing = listing
+        #: the instructions when made while the listing was read (:func:`disassemble`)
+        self.prebuilt: list[Instruction] | None = None
+        #: work for the check to do while its llvm-mc runs (:func:`disassemble_and_print`)
+        self.meanwhile: _Meanwhile | None = None
         self.text = co.text
         self.items: list = []
         self.labels: dict[int, str] = {}       # address -> label used in code
@@ -234,60 +309,40 @@ class _Builder:
     # -- .text ----------------------------------------------------------
     def check_listing(self) -> None:
         t = self.text
+        lst = self.listing
+        # the common case at once: contiguous and the same bytes
+        if len(lst.data) == t.size and lst.data == t.data \
+                and lst.addresses == list(accumulate(lst.sizes[:-1], initial=t.addr)):
+            return
         pos = t.addr
-        for e in self.entries:  # the common case in one pass: contiguous and the same bytes
-            if e.address != pos:
-                break
-            pos += len(e.encoding)
-        else:
-            if pos == t.addr + t.size and b"".join([e.encoding for e in self.entries]) == t.data:
-                return
-        pos = t.addr
-        for e in self.entries:
-            if e.address != pos:
-                raise CodeObjectError(f"llvm-objdump listing skips from {pos:#x} to {e.address:#x}; "
+        for address, encoding in zip(lst.addresses, lst.encodings):
+            if address != pos:
+                raise CodeObjectError(f"llvm-objdump listing skips from {pos:#x} to {address:#x}; "
                                       "expected every .text byte to be disassembled",
                                       file=self.co.path, offset=t.offset + pos - t.addr)
-            off = e.address - t.addr
-            if t.data[off:off + len(e.encoding)] != e.encoding:
-                raise CodeObjectError(f"llvm-objdump words at {e.address:#x} differ from the file bytes",
+            off = address - t.addr
+            if t.data[off:off + len(encoding)] != encoding:
+                raise CodeObjectError(f"llvm-objdump words at {address:#x} differ from the file bytes",
                                       file=self.co.path, offset=t.offset + off)
-            pos += len(e.encoding)
+            pos += len(encoding)
         if pos != t.addr + t.size:
             raise CodeObjectError(f"llvm-objdump listing ends at {pos:#x}, .text ends at "
                                   f"{t.addr + t.size:#x}; expected the whole section",
                                   file=self.co.path, offset=t.offset + pos - t.addr)
 
     def make_instructions(self) -> list[Instruction]:
-        from .asm_parser import parse_instruction
-        insts = []
-        append = insts.append
-        parsed: dict[str, tuple | None] = {}  # listing text -> (opcode, operands, modifiers)
-        for e in self.entries:
-            t = e.text
-            r = parsed.get(t, False)
-            if r is False:
-                try:
-                    i = parse_instruction(t)
-                    r = (i.opcode, i.operands, i.modifiers)
-                except AsmevoError:
-                    r = None
-                parsed[t] = r
-            if r is not None:
-                inst = Instruction(r[0], r[1], r[2], encoding=e.encoding, address=e.address)
-            else:
-                op, _, rest = t.partition(" ")
-                inst = Instruction(op, [Expr(rest.strip())] if rest.strip() else [], raw=True,
-                                   encoding=e.encoding, address=e.address)
-            append(inst)
-        return insts
+        if self.prebuilt is not None:
+            return self.prebuilt
+        return _instructions(self.listing, 0, {})
+
+    # -- .text ----------------------------------------------------------
 
     def build_text(self) -> None:
         co, t = self.co, self.text
         text_end = t.addr + t.size
         insts = self.make_instructions()
         self.insts = insts
-        index = {i.address: n for n, i in enumerate(insts)}
+        self.index = index = {i.address: n for n, i in enumerate(insts)}
         # symbols in .text
         funcs: list[Symbol] = []
         seen_func_addr: dict[int, str] = {}
@@ -641,40 +696,106 @@ class _ObjInfo:
     text_relocs: tuple[int, ...] = ()
 
 
-def _read_object(path: str) -> _ObjInfo:
+def _read_object(path: str, *, with_elf: bool = False):
+    """The parts of llvm-mc's object that the check compares (:mod:`asmevo.frontend.elf`;
+    a file it declines goes to :func:`_read_object_pyelftools`); with ``with_elf``, the pair
+    (info, the :class:`asmevo.frontend.elf.Elf` read, ``None`` if declined)."""
+    from .elf import read_elf
     with open(path, "rb") as f:
-        elf = ELFFile(io.BytesIO(f.read()))
-        text = b""
-        sec = elf.get_section_by_name(".text")
-        if sec is not None:
-            text = sec.data()
-        kds: dict[str, bytes] = {}
-        symtab = elf.get_section_by_name(".symtab")
-        for sym in symtab.iter_symbols() if symtab else []:
-            if sym.name.endswith(".kd") and isinstance(sym["st_shndx"], int) and sym["st_shndx"]:
-                s = elf.get_section(sym["st_shndx"])
-                if s.header.sh_type != "SHT_NOBITS":
-                    d = s.data()
-                    kds[sym.name[:-3]] = d[sym["st_value"]:sym["st_value"] + 64]
-        relocs: list[int] = []
-        rela = elf.get_section_by_name(".rela.text")
-        if rela is not None:
-            relocs = [r["r_offset"] for r in rela.iter_relocations()]
-        md = None
-        for s in elf.iter_sections():
-            if s.header.sh_type == "SHT_NOTE":
-                for n in iter_notes(s.data()):
-                    if n.owner == NOTE_OWNER and n.type == NT_AMDGPU_METADATA:
-                        md = decode_metadata(n.desc).raw
-        return _ObjInfo(text, kds, md, tuple(relocs))
+        data = f.read()
+    elf = read_elf(data)
+    info = _object_info(elf, data)
+    return (info, elf) if with_elf else info
 
 
-def _mc_object(text: str) -> _ObjInfo:
+def _object_info(elf, data: bytes) -> _ObjInfo:
+    """:func:`_read_object`'s info from ``elf`` (by pyelftools when ``None``)."""
+    if elf is None:
+        return _read_object_pyelftools(data)
+    symtab = elf.by_name.get(".symtab")
+    rela = elf.by_name.get(".rela.text")
+    if (symtab is not None and (symtab.type_number not in (2, 11) or symtab.entsize != 24)) \
+            or (rela is not None and rela.type_number != 4):
+        return _read_object_pyelftools(data)
+    sec = elf.by_name.get(".text")
+    text = b""
+    if sec is not None:
+        text = b"\0" * sec.size if sec.type_number == 8 else elf.section_data(sec)
+    kds: dict[str, bytes] = {}
+    for sym in elf.symbols(symtab) if symtab else []:
+        if sym.name.endswith(".kd") and isinstance(sym.shndx, int) and sym.shndx:
+            if sym.shndx >= len(elf.sections):
+                return _read_object_pyelftools(data)
+            s = elf.sections[sym.shndx]
+            if s.type_number != 8:
+                d = elf.section_data(s)
+                kds[sym.name[:-3]] = d[sym.value:sym.value + 64]
+    relocs = elf.rela_offsets(rela) if rela is not None else []
+    md = None
+    for s in elf.sections:
+        if s.type_number == 7:
+            for n in iter_notes(elf.section_data(s)):
+                if n.owner == NOTE_OWNER and n.type == NT_AMDGPU_METADATA:
+                    md = decode_metadata(n.desc).raw
+    return _ObjInfo(text, kds, md, tuple(relocs))
+
+
+def _read_object_pyelftools(data: bytes) -> _ObjInfo:
+    """:func:`_read_object` by pyelftools."""
+    from elftools.elf.elffile import ELFFile
+    elf = ELFFile(io.BytesIO(data))
+    text = b""
+    sec = elf.get_section_by_name(".text")
+    if sec is not None:
+        text = sec.data()
+    kds: dict[str, bytes] = {}
+    symtab = elf.get_section_by_name(".symtab")
+    for sym in symtab.iter_symbols() if symtab else []:
+        if sym.name.endswith(".kd") and isinstance(sym["st_shndx"], int) and sym["st_shndx"]:
+            s = elf.get_section(sym["st_shndx"])
+            if s.header.sh_type != "SHT_NOBITS":
+                d = s.data()
+                kds[sym.name[:-3]] = d[sym["st_value"]:sym["st_value"] + 64]
+    relocs: list[int] = []
+    rela = elf.get_section_by_name(".rela.text")
+    if rela is not None:
+        relocs = [r["r_offset"] for r in rela.iter_relocations()]
+    md = None
+    for s in elf.iter_sections():
+        if s.header.sh_type == "SHT_NOTE":
+            for n in iter_notes(s.data()):
+                if n.owner == NOTE_OWNER and n.type == NT_AMDGPU_METADATA:
+                    md = decode_metadata(n.desc).raw
+    return _ObjInfo(text, kds, md, tuple(relocs))
+
+
+def _mc_object(text: str, *, with_elf: bool = False, meanwhile=None):
+    """llvm-mc's object of ``text``: its :class:`_ObjInfo`; with ``with_elf``, the pair
+    (info, :class:`asmevo.frontend.elf.Elf` or ``None`` when that reader declines the file).
+    ``meanwhile()`` is called while llvm-mc runs (which then waits on a thread)."""
     from ..backend.assemble import assemble_object
     with tempfile.TemporaryDirectory(prefix="asmevo-dis-") as d:
         obj = os.path.join(d, "m.o")
-        assemble_object(text, obj, filename="<disassembly>")
-        return _read_object(obj)
+        if meanwhile is None:
+            assemble_object(text, obj, filename="<disassembly>")
+        else:
+            import threading
+            failed: list[BaseException] = []
+
+            def run() -> None:
+                try:
+                    assemble_object(text, obj, filename="<disassembly>")
+                except BaseException as e:  # noqa: BLE001 - raised again below
+                    failed.append(e)
+            worker = threading.Thread(target=run, name="asmevo-check")
+            worker.start()
+            try:
+                meanwhile()
+            finally:
+                worker.join()
+            if failed:
+                raise failed[0]
+        return _read_object(obj, with_elf=with_elf)
 
 
 _ENC = re.compile(r"encoding: \[([^\]]*)\]")
@@ -726,7 +847,7 @@ def _mark_raw_by_encoding(insts: list[Instruction]) -> int:
 
 
 def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = True,
-                listing=None) -> Module:
+                listing=None, _meanwhile=None) -> Module:
     """Disassemble a gfx942 code object into a :class:`Module`.
 
     ``code_object`` is a :class:`CodeObject` or a path.  With ``check`` (the
@@ -736,7 +857,8 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
     note where the text form does not reproduce them.
 
     ``listing``: llvm-objdump already started on the same file (``asmevo dis`` starts it
-    before importing this module): an :class:`asmevo.frontend.objdump.StartedObjdump`.
+    before importing this module): an :class:`asmevo.frontend.objdump.StartedObjdump`, whose
+    listing is parsed while the tool writes it.
 
     Raises:
         CodeObjectError: bad input file (see :func:`read_code_object`).
@@ -744,8 +866,18 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
     """
     with gc_paused():  # about a third of the time went to collections (see gcpause)
         co = code_object if isinstance(code_object, CodeObject) else read_code_object(code_object)
-        entries = objdump_listing(co.path, listing=None if listing is None else listing.result())
-        b = _Builder(co, entries)
+        if listing is None:
+            b = _Builder(co, Listing(run_objdump(co.path)))
+        else:  # parse (and make instructions) while llvm-objdump writes the listing
+            lst = Listing()
+            parsed: dict = {}
+            insts: list[Instruction] = []
+            for piece in listing.chunks():
+                n = len(lst)
+                lst.feed(piece)
+                insts += _instructions(lst, n, parsed)
+            b = _Builder(co, lst.finish())
+            b.prebuilt = insts
         b.check_listing()
         b.items.append(Directive(".amdgcn_target", f'"{co.target_id}"'))
         b.items.append(Directive(".amdhsa_code_object_version", str(co.code_object_version)))
@@ -753,14 +885,110 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
         b.build_data()
         b.build_metadata()
         module = Module(b.items, source=co.path, code_object=co)
+        meanwhile = None
+        if _meanwhile is not None:  # (see disassemble_and_print)
+            meanwhile, box = _meanwhile
+            box += [module, b]
+        b.meanwhile = meanwhile
         if check:
             _check(module, b)
         return module
 
 
-def _layout_text(module: Module, t, path: str) -> tuple[str, list]:
-    """:func:`_quick_check`'s step-2 text: the module with every block's code as ``.incbin``
-    of its original bytes; and the item each line of the text comes from."""
+def disassemble_and_print(code_object: CodeObject | str | os.PathLike, *,
+                          listing=None) -> tuple[Module, str]:
+    """:func:`disassemble` and :func:`asmevo.ir.printer.print_module` of the result (what
+    ``asmevo dis`` writes), the printing done while llvm-mc assembles the check's text (on
+    the other core); printed again only when the check changed the module."""
+    box: list = []
+    meanwhile = _Meanwhile(lambda: _print_built(*box))
+    module = disassemble(code_object, listing=listing, _meanwhile=(meanwhile, box))
+    if meanwhile.valid:
+        return module, meanwhile.result
+    return module, print_module(module)
+
+
+def _print_built(module: Module, b: _Builder) -> str:
+    """``print_module(module)`` of a module :class:`_Builder` ``b`` has just built, in a
+    third of the time: an instruction prints as every other one made from the same listing
+    text (they share their operand and modifier objects, the same fact
+    :func:`asmevo.ir.printer.print_block`'s memo relies on), so one line is printed per
+    listing text and found by that text; branches (operands rewritten to labels), raw
+    instructions and symbolized PC-relative pairs print one by one.  Other items print as
+    :func:`print_module` prints them."""
+    texts = b.listing.texts
+    insts = b.insts
+    index = b.index
+    branch_ops = b.branch_ops
+    own = {id(x) for p in b.pcrel for x in p[:2]}
+    line_of: dict[str, str] = {}
+    parts: list[str] = []
+    others: list = []
+    for it in module.items:
+        if not isinstance(it, Kernel):
+            others.append(it)
+            continue
+        if others:
+            parts.append(print_module(Module(others)))
+            others = []
+        out = [f"{it.name}:\n"]
+        for i, blk in enumerate(it.blocks):
+            for d in blk.directives:
+                out.append("\t" + d.text() + "\n")
+            if blk.label and not (i == 0 and blk.label == it.name):
+                out.append(blk.label + ":\n")
+            if not blk.instructions:
+                continue
+            n = index.get(blk.instructions[0].address, -1)
+            lines = []
+            for inst in blk.instructions:
+                if n < 0 or insts[n] is not inst or inst.raw or inst.opcode in branch_ops \
+                        or id(inst) in own:
+                    lines.append(print_instruction(inst))
+                else:
+                    t = texts[n]
+                    line = line_of.get(t)
+                    if line is None:
+                        line = line_of[t] = "\t" + inst.text()
+                    lines.append(line)
+                if n >= 0:
+                    n += 1
+            lines.append("")
+            out.append("\n".join(lines))
+        parts.append("".join(out))
+    if others:
+        parts.append(print_module(Module(others)))
+    return "".join(parts)
+
+
+class _Meanwhile:
+    """Work done while the check's first llvm-mc run goes on (printing the module); its
+    ``result`` holds (``valid``) only when the check then changes nothing."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.ran = False
+        self.valid = False
+        self.result = None
+
+    def run(self) -> None:
+        self.ran = True
+        self.result = self.fn()
+        self.valid = True
+
+
+#: the section of :func:`_quick_check`'s object that holds each distinct instruction text once,
+#: each after a label ``CHECK_LABEL<n>`` (so that the object's symbols say where each starts)
+CHECK_SECTION = ".asmevo_check"
+CHECK_LABEL = "__asmevo_check_"
+
+
+def _layout_text(module: Module, t, path: str, check: list[str] | None = None) -> tuple[str, list]:
+    """:func:`_quick_check`'s text: the module with every block's code as ``.incbin`` of its
+    original bytes, except a branch at a block's end (printed, so that llvm-mc encodes its
+    label where the layout puts it), and ``check`` (instruction lines) in
+    :data:`CHECK_SECTION` after everything; and the item each line of the text comes from
+    (``None`` for the check lines)."""
     parts: list[str] = []
     owners: list = []
     for it in module.items:
@@ -770,128 +998,104 @@ def _layout_text(module: Module, t, path: str) -> tuple[str, list]:
                 lines.extend("\t" + d.text() for d in blk.directives)
                 if blk.label and not (i == 0 and blk.label == it.name):
                     lines.append(blk.label + ":")
-                if blk.instructions:
-                    a = blk.instructions[0].address
-                    last = blk.instructions[-1]
-                    n = last.address + len(last.encoding) - a
-                    lines.append(f'\t.incbin "{path}", {t.offset + a - t.addr}, {n}')
+                insts = blk.instructions
+                if not insts:
+                    continue
+                last = insts[-1]
+                branch = not last.raw and is_branch(last.opcode)
+                a = insts[0].address
+                end = last.address if branch else last.address + len(last.encoding)
+                if end > a:
+                    lines.append(f'\t.incbin "{path}", {t.offset + a - t.addr}, {end - a}')
+                if branch:
+                    lines.append(print_instruction(last))
             chunk = "\n".join(lines) + "\n"
         else:
             chunk = print_module(Module([it]))
         parts.append(chunk)
         owners.extend([it] * chunk.count("\n"))
+    if check:
+        parts.append(f'\t.section {CHECK_SECTION},"ax",@progbits\n')
+        parts.extend(f"{CHECK_LABEL}{n}:\n{line}\n" for n, line in enumerate(check))
     return "".join(parts), owners
 
 
-class _Background:
-    """``fn(*args)`` on a thread; :meth:`result` waits and returns or raises what it did."""
-
-    def __init__(self, fn, *args):
-        import threading
-        self._out = self._err = None
-
-        def run() -> None:
-            try:
-                self._out = fn(*args)
-            except BaseException as e:  # noqa: BLE001 - raised again by result()
-                self._err = e
-        self._thread = threading.Thread(target=run, name="asmevo-check")
-        self._thread.start()
-
-    def result(self):
-        self._thread.join()
-        if self._err is not None:
-            raise self._err
-        return self._out
+def _check_section_matches(elf, want: list[bytes]) -> bool:
+    """Whether :data:`CHECK_SECTION` of ``elf`` holds ``want[n]`` right at label n, one after
+    another and nothing else, with no relocation (a fixup left for the linker)."""
+    sec = elf.by_name.get(CHECK_SECTION)
+    if sec is None or sec.type_number != 1:
+        return False
+    if any(s.type_number in (4, 9) and s.info == sec.index for s in elf.sections):
+        return False
+    symtab = elf.by_name.get(".symtab")
+    if symtab is None or symtab.type_number != 2 or symtab.entsize != 24:
+        return False
+    starts = {s.name: s.value for s in elf.symbols(symtab)
+              if s.shndx == sec.index and s.name.startswith(CHECK_LABEL)}
+    data = elf.section_data(sec)
+    pos = 0
+    for n, w in enumerate(want):
+        if starts.get(f"{CHECK_LABEL}{n}") != pos or data[pos:pos + len(w)] != w:
+            return False
+        pos += len(w)
+    return pos == len(data)
 
 
 def _quick_check(module: Module, b: _Builder) -> bool:
-    """The check of :func:`_check` in two small llvm-mc runs instead of one of the whole
+    """The check of :func:`_check` in one small llvm-mc run instead of one of the whole
     listing; True when it proves what the whole-module reassembly would (nothing to change),
     False when the caller must run the whole-module check (which then decides and repairs).
 
-    1. Every distinct instruction text is encoded once (``llvm-mc -show-encoding``; a
-       kernel repeats few distinct lines: about 2,300 in 33,000 for the largest AITer
-       kernel) and each instruction's bytes must equal its original encoding.  Bytes left
-       to a fixup are allowed only in a branch whose operand is the label this builder
-       put at its target, defined at that address: the same layout then gives the same
-       offset.
-    2. The module with every function's code replaced by ``.incbin`` of its original bytes
-       (same lengths, so the layout is the one step 1 implies) must assemble to the
-       original ``.text``, descriptors and metadata, as in the whole-module check.
-    Only without symbolized PC-relative operands (those need the linked bytes)."""
+    The text assembled (:func:`_layout_text`) is the module with every block's code replaced
+    by ``.incbin`` of its original bytes (same lengths, so the layout is the module's), except
+    a branch ending a block, which is printed; then, in a section of its own, every distinct
+    text of the other instructions once (a kernel repeats few distinct lines: about 2,300 in
+    33,000 for the largest AITer kernel).  The object must hold the original ``.text``
+    (branches included: their labels are defined where the module defines them, so they
+    encode to the module's offsets), descriptors and metadata, as in the whole-module check,
+    and each distinct text must encode to the bytes of every instruction it is printed for.
+    Only without symbolized PC-relative operands (those need the linked bytes).
+
+    ``b.meanwhile`` (a :class:`_Meanwhile` or ``None``): run while the first llvm-mc run
+    goes on; left ``valid`` only when this returns True without repairing anything."""
     co = b.co
-    if len(b.insts) != len(b.entries):
+    meanwhile = b.meanwhile
+    if len(b.insts) != len(b.listing):
         return False
     if b.pcrel or not os.path.isfile(co.path) or any(ch in co.path for ch in '"\\\n'):
         return False
     # a non-branch instruction prints as every other one parsed from the same listing text
     # (only branch operands are rewritten, to labels): print one per listing text
-    insts, texts = [], []
-    by_listing: dict[str, str | None] = {}  # listing text -> printed text, None for a branch
-    for inst, e in zip(b.insts, b.entries):
-        if inst.raw:
+    want: dict[str, bytes] = {}  # printed text -> the bytes it must encode to
+    by_listing: dict[str, str] = {}  # listing text -> printed text
+    branch_ops = b.branch_ops  # the opcodes of b.insts that is_branch() accepts
+    for inst, lt in zip(b.insts, b.listing.texts):
+        if inst.raw or inst.opcode in branch_ops:
             continue
-        insts.append(inst)
-        t = by_listing.get(e.text, False)
-        if t is False:
-            t = by_listing[e.text] = None if is_branch(inst.opcode) else print_instruction(inst)
-        texts.append(print_instruction(inst) if t is None else t)
-    label_at: dict[str, int] = {}
-    for it in module.items:
-        if isinstance(it, Kernel):
-            for blk in it.blocks:
-                if blk.label and blk.instructions:
-                    label_at.setdefault(blk.label, blk.instructions[0].address)
-    distinct = list(dict.fromkeys(texts))
-    # step 2's first assembly runs meanwhile (both tools wait on their own process)
+        t = by_listing.get(lt)
+        if t is None:
+            t = by_listing[lt] = print_instruction(inst)
+        w = want.setdefault(t, inst.encoding)
+        if w != inst.encoding:
+            return False
+    check: list[str] | None = list(want) or None
     tsec = co.text
     path = os.path.abspath(co.path)
-    module.items = b.items
-    first = _layout_text(module, tsec, path)
-    pending = _Background(_mc_object, first[0])
-    try:
-        encs = _show_encodings(distinct, co.target_id)
-    except AsmevoError:
-        return False
-    if len(encs) != len(distinct):
-        return False
-    # per distinct text: its bytes, or None when a fixup fills some (checked per instruction)
-    bytes_of = {t: (bytes(enc) if None not in enc else None) for t, enc in zip(distinct, encs)}
-    enc_of = dict(zip(distinct, encs))
-    for inst, t in zip(insts, texts):
-        want = bytes_of[t]
-        if want is not None:
-            if want != inst.encoding:
-                return False
-            continue
-        enc = enc_of[t]
-        orig = inst.encoding
-        if len(enc) != len(orig):
-            return False
-        if any(x is not None and x != o for x, o in zip(enc, orig)):
-            return False
-        lab = inst.operands[-1] if inst.operands else None
-        if not (is_branch(inst.opcode) and isinstance(lab, Label) and not lab.addend):
-            return False
-        tgt = branch_target(inst.address, orig)
-        if b.labels.get(tgt) != lab.name or label_at.get(lab.name) != tgt:
-            return False
-    # 2. layout, descriptors and metadata, repaired as the whole-module check repairs them
+    # layout, branches, distinct texts, descriptors and metadata; repaired as the
+    # whole-module check repairs them
     for _attempt in range(len(co.kernels) + 3):
         module.items = b.items
-        if pending is not None:
-            text, owners = first
-        else:
-            text, owners = _layout_text(module, tsec, path)
+        text, owners = _layout_text(module, tsec, path, check)
         try:
-            if pending is not None:
-                job, pending = pending, None
-                info = job.result()
+            if meanwhile is not None and not meanwhile.ran:
+                info, elf = _mc_object(text, with_elf=True, meanwhile=meanwhile.run)
             else:
-                info = _mc_object(text)
+                info, elf = _mc_object(text, with_elf=True)
         except AsmSyntaxError as e:
             owner = owners[e.line - 1] if e.line and 0 < e.line <= len(owners) else None
+            if meanwhile is not None:
+                meanwhile.valid = False
             if isinstance(owner, AmdhsaKernel):
                 b.make_raw_kd(owner.name)
                 continue
@@ -903,6 +1107,10 @@ def _quick_check(module: Module, b: _Builder) -> bool:
             return False
         if info.text_relocs or info.text != tsec.data:
             return False
+        if check is not None:
+            if elf is None or not _check_section_matches(elf, [want[t] for t in check]):
+                return False
+            check = None  # proved; the repairs below change no instruction
         changed = False
         for k in co.kernels:
             got, kdb = info.kds.get(k.name), k.descriptor_bytes
@@ -918,6 +1126,8 @@ def _quick_check(module: Module, b: _Builder) -> bool:
             changed = True
         if not changed:
             return True
+        if meanwhile is not None:
+            meanwhile.valid = False
     return False
 
 
@@ -925,6 +1135,8 @@ def _check(module: Module, b: _Builder) -> None:
     co = b.co
     if _quick_check(module, b):
         return
+    if b.meanwhile is not None:
+        b.meanwhile.valid = False
     orig_text = co.text.data
     want_kd = {k.name: k.descriptor_bytes for k in co.kernels}
     for _attempt in range(len(b.insts) + len(co.kernels) + 3):

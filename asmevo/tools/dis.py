@@ -35,12 +35,10 @@ def run(args) -> int:
     started = StartedObjdump(args.input) if is_code_object(args.input) else None
     from ..frontend.gcpause import gc_paused
     with gc_paused():
-        from ..frontend.disasm import disassemble
-        from ..ir.printer import print_module
-        module = disassemble(args.input, listing=started)
+        from ..frontend.disasm import disassemble_and_print
+        module, text = disassemble_and_print(args.input, listing=started)
         for w in module.code_object.warnings:  # read as is, never fixed: tell the user
             sys.stderr.write(f"asmevo dis: {args.input}: warning: {w}\n")
-        text = print_module(module)
     if args.output:
         write_output(args.output, text, inputs=(args.input,))
     else:
