@@ -31,17 +31,82 @@ def run(args) -> int:
 
 
 def _import_reader_meanwhile() -> None:
-    """Import the code-object reader that :func:`warn_unloadable` needs (pyelftools, some
-    40 ms) on a thread, while llvm-mc and ld.lld run; a failure is left to the import in
+    """Import what :func:`warn_unloadable` reads the output with (the ELF reader and msgpack)
+    on a thread, while llvm-mc and ld.lld run; a failure is left to the import in
     :func:`warn_unloadable`, which reports it as before."""
     import threading
 
     def target() -> None:
         try:
-            from ..frontend import codeobject  # noqa: F401
+            import msgpack  # noqa: F401
+
+            from ..frontend import elf  # noqa: F401
         except BaseException:  # noqa: BLE001 - imported again (and reported) later
             pass
     threading.Thread(target=target, name="asmevo-import").start()
+
+
+def _surely_loadable(out: str) -> bool:
+    """True when :func:`warn_unloadable` would certainly print nothing for ``out``: it has an
+    ``NT_AMDGPU_METADATA`` note that decodes to a map, and every kernel (a function symbol in
+    ``.text`` with a ``NAME.kd`` object symbol, as :func:`read_code_object` finds them) has an
+    ``amdhsa.kernels`` entry (``.name`` NAME or ``.symbol`` NAME.kd, as
+    :meth:`Metadata.kernel`).  Read with :mod:`asmevo.frontend.elf` and msgpack, without the
+    full reader's imports (dataclasses, the descriptor and metadata modules: some 20 ms of
+    every ``asmevo asm``); False sends the file to :func:`warn_unloadable`'s full read, which
+    decides (a file the full reader rejects gets no warning either)."""
+    try:
+        return _surely_loadable_read(out)
+    except Exception:  # noqa: BLE001 - anything odd: the full reader decides
+        return False
+
+
+def _surely_loadable_read(out: str) -> bool:
+    import msgpack
+
+    from ..frontend.elf import read_elf
+    with open(out, "rb") as f:
+        f_elf = read_elf(f.read())
+    if f_elf is None:
+        return False
+    raw = None
+    for s in f_elf.sections:
+        if s.type_number == 7:
+            notes = f_elf.notes(s)
+            if notes is None:
+                return False
+            for owner, ntype, desc in notes:
+                if owner == "AMDGPU" and ntype == 32:
+                    try:
+                        raw = msgpack.unpackb(desc, raw=False, strict_map_key=False)
+                    except Exception:  # noqa: BLE001 - the full reader reports it
+                        return False
+    if not isinstance(raw, dict):
+        return False
+    entries = raw.get("amdhsa.kernels", []) or []
+    if not isinstance(entries, list) or not all(isinstance(k, dict) for k in entries):
+        return False
+    names = [k.get(".name", "") for k in entries]
+    symbols = [k.get(".symbol", "") for k in entries]
+    symtab = f_elf.by_name.get(".symtab") or f_elf.by_name.get(".dynsym")
+    if symtab is None:
+        return True  # no symbols, no kernels
+    if symtab.type_number not in (2, 11) or symtab.entsize != 24:
+        return False
+    syms = f_elf.symbols(symtab)
+    secs = f_elf.sections
+    by_name = {s.name: s for s in syms}
+    for sym in syms:
+        shndx = sym.shndx
+        if sym.type != "STT_FUNC" or not (isinstance(shndx, int) and 0 < shndx < len(secs)) \
+                or secs[shndx].name != ".text":
+            continue
+        kd = by_name.get(sym.name + ".kd")
+        if kd is None or kd.type != "STT_OBJECT":
+            continue
+        if sym.name not in names and sym.name + ".kd" not in symbols:
+            return False
+    return True
 
 
 def warn_unloadable(src: str, out: str) -> None:
@@ -52,6 +117,8 @@ def warn_unloadable(src: str, out: str) -> None:
     AMDGPUUsage "Code Object V3 and Above Metadata"), and llvm-mc and ld.lld say nothing."""
     import sys
 
+    if _surely_loadable(out):
+        return
     from ..frontend.codeobject import read_code_object
     try:
         co = read_code_object(out)
