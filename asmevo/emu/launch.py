@@ -245,14 +245,25 @@ _POINTEE_BYTES = {"float": 4, "double": 8, "half": 2, "_Float16": 2, "__fp16": 2
                   "int64_t": 8, "uint64_t": 8, "int16_t": 2, "uint16_t": 2}
 
 
+_POINTEE_CACHE: dict = {}
+
+
 def _pointee_bytes(type_name) -> int | None:
     """Element size of a ``float*``-style ``.type_name``, or None when it says nothing."""
-    if not isinstance(type_name, str) or not type_name.rstrip().endswith("*"):
+    if not isinstance(type_name, str):
         return None
-    base = type_name.rstrip()[:-1]
-    words = [w for w in base.replace("*", " ").split() if w not in ("const", "volatile",
-                                                                    "restrict", "__restrict")]
-    return _POINTEE_BYTES.get(" ".join(words))
+    hit = _POINTEE_CACHE.get(type_name, _POINTEE_CACHE)
+    if hit is not _POINTEE_CACHE:
+        return hit
+    out = None
+    if type_name.rstrip().endswith("*"):
+        base = type_name.rstrip()[:-1]
+        words = [w for w in base.replace("*", " ").split() if w not in ("const", "volatile",
+                                                                        "restrict", "__restrict")]
+        out = _POINTEE_BYTES.get(" ".join(words))
+    if len(_POINTEE_CACHE) < 1024:
+        _POINTEE_CACHE[type_name] = out
+    return out
 
 
 def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
@@ -401,9 +412,7 @@ def run_kernel(module, kernel_name: str, launch: Launch, trace=None) -> RunResul
     priv = cfg.f("private_segment_fixed_size")
     nthreads = block[0] * block[1] * block[2]
     nwaves = (nthreads + 63) // 64
-    tid = np.arange(nthreads)
-    tx, ty, tz = tid % block[0], (tid // block[0]) % block[1], tid // (block[0] * block[1])
-    packed = (tx | (ty << 10) | (tz << 20)).astype(np.uint32)
+    packed = _packed_ids(block)
     t0 = time.perf_counter()
     total = 0
     waves_run = 0
@@ -429,6 +438,24 @@ def run_kernel(module, kernel_name: str, launch: Launch, trace=None) -> RunResul
                 np.zeros(0, np.dtype(a.dtype))
     return RunResult(outputs, list(mem.writes_outside), waves_run, total, lanes, dt, kernarg,
                      addresses)
+
+
+_PACKED: dict = {}
+
+
+def _packed_ids(block) -> np.ndarray:
+    """The work-item ids of a workgroup of shape ``block``, packed as v0 holds them (x | y << 10
+    | z << 20), uint32; cached, read-only."""
+    p = _PACKED.get(block)
+    if p is None:
+        tid = np.arange(block[0] * block[1] * block[2])
+        tx, ty, tz = tid % block[0], (tid // block[0]) % block[1], tid // (block[0] * block[1])
+        p = (tx | (ty << 10) | (tz << 20)).astype(np.uint32)
+        p.setflags(write=False)
+        if len(_PACKED) >= 64:
+            _PACKED.clear()
+        _PACKED[block] = p
+    return p
 
 
 def _run_all(prog, cfg, launch, grid, nwaves, lds_bytes, priv, kernarg, ka_addr, dp_addr, q_addr,

@@ -44,14 +44,20 @@ _ARANGE = {k: np.arange(k, dtype=np.int64) for k in range(1, 17)}
 
 class Region:
     """One mapped buffer: ``name``, base ``addr`` (bytes), ``data`` (np.uint8, owned,
-    ``size`` bytes; the storage is padded to a multiple of 4 so ``words`` can view it)."""
+    ``size`` bytes; the storage is padded to a multiple of 4 so ``words`` can view it).
+    ``data`` itself becomes the storage when it is a writable uint8 array that owns its
+    memory and whose size is a multiple of 4 (the copy :meth:`GlobalMemory.map` makes)."""
 
     def __init__(self, name: str, addr: int, data: np.ndarray, writable: bool = True):
         self.name = name
         self.addr = addr
         self.size = int(data.size)
-        store = np.zeros((self.size + 3) // 4 * 4, np.uint8)
-        store[:self.size] = data
+        if self.size % 4 == 0 and data.dtype == np.uint8 and data.base is None and \
+                data.flags.c_contiguous and data.flags.writeable:
+            store = data        # a copy the caller owns (GlobalMemory.map): no second one
+        else:
+            store = np.zeros((self.size + 3) // 4 * 4, np.uint8)
+            store[:self.size] = data
         self._store = store
         self.data = store[:self.size]
         self.words = store.view(np.uint32)
