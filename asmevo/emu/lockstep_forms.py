@@ -519,6 +519,8 @@ def sgpr_writes(inst):
 
 
 _DW = {k: np.arange(k, dtype=np.intp)[:, None] for k in (1, 2, 3, 4)}
+_MAX = np.maximum.reduce
+_BOR = np.bitwise_or.reduce
 
 
 def _lds_words(waves):
@@ -597,12 +599,23 @@ def _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W) -> bool:
             a = a[sel]
             seg = lds_seg[sel]
         lim = lds_lim[nd]
-        ws = []
-        for off in offs:
-            b = a + np.uint32(off) if off else a
-            if np.count_nonzero((b & np.uint32(3)) | (b > lim)):
+        if not a.size:
+            return True
+        if not (offs[0] | offs[-1]) & 3:
+            # dword offsets (read2/write2 always): every address is aligned when the
+            # register is, and in range when its highest value plus the highest offset is
+            # (no uint32 wrap-around then: anything else is left to the per-wave closures)
+            if _BOR(a) & 3 or int(_MAX(a)) + max(offs) > lim:
                 return False
-            ws.append((b >> np.uint32(2)).astype(np.intp) + seg)
+            w0 = (a >> 2) + seg         # (uint32 + intp: int64 dword indices)
+            ws = [w0 + (off >> 2) if off else w0 for off in offs]
+        else:
+            ws = []
+            for off in offs:
+                b = a + np.uint32(off) if off else a
+                if np.count_nonzero((b & np.uint32(3)) | (b > lim)):
+                    return False
+                ws.append((b >> np.uint32(2)).astype(np.intp) + seg)
         if kind == "dsr":
             for w, (f, r) in zip(ws, regs):
                 R = Vf if f == "v" else Af
