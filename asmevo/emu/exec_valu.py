@@ -64,10 +64,12 @@ def compile_valu(inst, spec, ctx, nxt):
                                np.tile(valid, W), np.tile(enable, W))
             return m
 
+        all_valid = bool(valid.all())   # (quad_perm, row_ror...: every source lane exists)
+
         def dpp_reader(wv, r0=r0):
             src, val, _ = lane_maps(LANE_COUNT[0])
             x = _b64(r0(wv))[src]
-            if bc:
+            if bc and not (all_valid and wv.exec_all):     # (else every lane reads its source)
                 em = wv.exec_mask
                 ok = val if em is None else val & em[src]
                 x = np.where(ok, x, x.dtype.type(0))
