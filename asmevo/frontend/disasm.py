@@ -1070,7 +1070,16 @@ def _quick_check(module: Module, b: _Builder) -> bool:
     want: dict[str, bytes] = {}  # printed text -> the bytes it must encode to
     by_listing: dict[str, str] = {}  # listing text -> printed text
     branch_ops = b.branch_ops  # the opcodes of b.insts that is_branch() accepts
-    for inst, lt in zip(b.insts, b.listing.texts):
+    texts, encodings = b.listing.texts, b.listing.encodings
+    last = dict(zip(texts, encodings))  # listing text -> the bytes of its last line
+    if all(map(bytes.__eq__, encodings, map(last.__getitem__, texts))):
+        # every line of a listing text has the same bytes (and the same opcode and raw flag,
+        # made from the same parse): one line per listing text, in listing order
+        first = sorted(dict(zip(reversed(texts), range(len(texts) - 1, -1, -1))).values())
+        pairs = [(b.insts[i], texts[i]) for i in first]
+    else:
+        pairs = zip(b.insts, texts)
+    for inst, lt in pairs:
         if inst.raw or inst.opcode in branch_ops:
             continue
         t = by_listing.get(lt)

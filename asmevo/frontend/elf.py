@@ -84,6 +84,7 @@ class Elf:
         self.data = data
         self.sections = sections
         self.by_name = {s.name: s for s in sections}
+        self._symbols: dict[int, list[ElfSymbol]] = {}
 
     def section_data(self, s: ElfSection) -> bytes:
         """The section's file bytes (``b""`` for SHT_NULL and SHT_NOBITS)."""
@@ -92,7 +93,13 @@ class Elf:
         return self.data[s.offset:s.offset + s.size]
 
     def symbols(self, s: ElfSection) -> list[ElfSymbol]:
-        """The symbols of symbol table ``s`` (validated by :func:`read_elf`)."""
+        """The symbols of symbol table ``s`` (validated by :func:`read_elf`; read once)."""
+        got = self._symbols.get(s.index)
+        if got is None:
+            got = self._symbols[s.index] = self._read_symbols(s)
+        return got
+
+    def _read_symbols(self, s: ElfSection) -> list[ElfSymbol]:
         data = self.data
         stroff = self.sections[s.link].offset
         find = data.find

@@ -58,7 +58,6 @@ instruction").  The ISA table is :mod:`asmevo.isa` (``lookup(mnemonic)``).
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Iterable
 
@@ -936,6 +935,7 @@ def _find_problem(inst: Instruction) -> tuple[str, int | str | None] | None:
                     "AMDGPUAsmParser: \"'null' operand is not supported on this GPU\")", k)
     info = _lookup(inst.opcode)
     if info is None:
+        import difflib  # only for this message (an import of ~1 ms on every asmevo dis)
         close = difflib.get_close_matches(inst.opcode, _all_mnemonics(), n=3, cutoff=0.75)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         return f"unknown mnemonic {inst.opcode!r} for gfx942{hint}", None
