@@ -7,6 +7,8 @@ constant operands -- the same values are computed with fewer numpy operations:
 
 * ``v_lshl_add_u64 vD, vA, shift, src``: ``(vA << (shift & 7)) + src`` on uint64 (a VGPR pair
   in, a VGPR pair out; ``shift`` a constant);
+* ``v_max_f32`` / ``v_min_f32`` of one register with itself (a float canonicalization): the
+  register, unless a lane is a NaN;
 * ``v_fmac_f32`` / ``v_fma_f32``: the float64 sum of the exact product and the addend,
   rounded to binary32, under the same test as :func:`asmevo.semantics.npbackend._fma32`
   (a float64 result on a binary32 rounding midpoint or in the binary32 subnormal range);
@@ -56,7 +58,37 @@ def fast_valu(inst, spec, nxt):
         return _lshl_add_u64(inst, nxt)
     if name in ("v_fmac_f32", "v_fma_f32"):
         return _fma_f32(inst, spec, nxt)
+    if name in ("v_max_f32", "v_min_f32"):
+        return _minmax_same(inst, spec, nxt)
     return None
+
+
+def _minmax_same(inst, spec, nxt):
+    """``v_max_f32 vD, vX, vX`` (and v_min): LLVM's canonicalization of a float -- every lane
+    that is not a NaN gives ``vX`` itself (equal operands: ``a & b`` = ``a | b`` = ``a``);
+    when a lane is a NaN the registry semantics run instead."""
+    ops = inst.operands
+    if len(ops) != 3:
+        return None
+    d, x, y = _vreg(ops[0], 1), _vreg(ops[1], 1), _vreg(ops[2], 1)
+    if d is None or x is None or y is None or x.index != y.index:
+        return None
+    fn = spec.fn
+    xi, di = x.index, d.index
+    from ..semantics.npbackend import NP
+
+    def run(wv):
+        v = wv.v[xi]
+        if np.count_nonzero(np.isnan(v.view(F32))):
+            v = fn(NP, v, v)
+        elif xi == di:
+            return nxt          # (the value is already there)
+        if wv.exec_all:
+            wv.v[di] = v
+        else:
+            np.copyto(wv.v[di], v, where=wv.exec_mask, casting="unsafe")
+        return nxt
+    return run
 
 
 def _lshl_add_u64(inst, nxt):

@@ -46,6 +46,7 @@ from .state import EXEC, lane_mask
 
 
 BARRIER, ENDPGM = -1, -2
+_ANY0 = np.logical_or.reduce
 _DS_SET = frozenset(_DS_KINDS)
 
 
@@ -60,7 +61,7 @@ def _nonuniform(S, act, ia):
     """(frozenset of SGPR slots whose value differs between the waves ``act`` (rows ``ia``
     of ``S``, or every row when ``ia`` is None), SCC uniform?)."""
     Sa = S if ia is None else S[ia]
-    d = np.flatnonzero((Sa != Sa[0]).any(axis=0))
+    d = np.flatnonzero(_ANY0(Sa != Sa[0], axis=0))
     s0 = act[0].scc
     return frozenset(d.tolist()), all(wv.scc == s0 for wv in act)
 
@@ -117,10 +118,10 @@ class _Exec:
             W = S.shape[0]
             m = np.unpackbits(np.ascontiguousarray(S[:, EXEC:EXEC + 2]).view(np.uint8),
                               axis=1, bitorder="little").view(bool)
-            if ia is not None:
-                run = np.zeros(W, bool)
-                run[ia] = True
-                m[~run] = False
+            if ia is not None:     # lanes of the waves not running are off
+                keep = m[ia]
+                m[:] = False
+                m[ia] = keep
             self.all = False
             self.any = rep.exec_any if rep is not None else any(wv.exec_any for wv in act)
             self.mask = m.reshape(W * 64)
@@ -257,8 +258,8 @@ class _Group:
         try:
             while True:
                 if scc_u and fast[pc] is not None and n < limit:
-                    pc, n, mark, nu, ex = self._run_fast(pc, n, mark, nu, act, ia, others, ex,
-                                                         exec_state)
+                    pc, n, mark, nu, ex, scc_u = self._run_fast(pc, n, mark, nu, act, ia, others,
+                                                                ex, exec_state)
                 if others and pc in others:     # other waves wait here: run with them
                     for wv in act:
                         wv.pc = pc
@@ -589,10 +590,11 @@ class _Group:
         the SGPRs they read are equal in the running waves ``act`` (SCC is: the caller checks)
         and no other wave waits at their pc: vector and global memory instructions once on
         the group's view, LDS ones and VOPC batched, scalar ones once on the first running
-        wave.  What the scalar ones write (SGPRs, SCC) is copied to the other running waves
-        once, at the end (EXEC and what is written with it at once).  Returns (pc,
-        instructions run so far ``n``, those counted into the lane counts ``mark``, SGPR
-        slots that differ ``nu``, the running waves' :class:`_Exec`); stops before an
+        wave (or batched over the waves when their operands differ).  What the scalar ones
+        write (SGPRs, SCC) is copied to the other running waves once, at the end (EXEC and
+        what is written with it at once).  Returns (pc, instructions run so far ``n``, those
+        counted into the lane counts ``mark``, SGPR slots that differ ``nu``, the running
+        waves' :class:`_Exec`, SCC equal in them); stops before an
         instruction that needs the general path (or that faults: the general path runs it
         again, for the exact error)."""
         prog = self.prog
@@ -613,6 +615,7 @@ class _Group:
         lds, lds_seg, lds_lim = self.lds
         dirty = frozenset()
         dscc = False
+        scc_u = True            # (the caller's condition for coming here)
         lane_count[0] = W * 64
         try:
             while n < limit:
@@ -621,7 +624,42 @@ class _Group:
                     break
                 form, ridx, wset, wscc, m = f
                 if nu and not ridx.isdisjoint(nu):
-                    break
+                    # operands that differ between the waves: a scalar instruction with a
+                    # batched form runs it (_br_batch, _snp_batch, _sbit_batch), as the
+                    # general path does; anything else is left to the general path
+                    alt = m[7] if form == _F_UNI or form == _F_UNIX else None
+                    if alt is None:
+                        break
+                    if dirty or dscc:   # (they read every running wave's SGPRs / SCC)
+                        self._copy_first(act, ia, dirty, dscc)
+                        dirty, dscc = frozenset(), False
+                    if alt[0] == "br":
+                        npcs = _br_batch(alt, S, act, ia)
+                        npc = npcs[0]
+                        if any(p != npc for p in npcs):
+                            break       # the group splits: the general path does that
+                    else:
+                        wexec = m[6]
+                        if wexec:
+                            self._count(act, n + 1 - mark)
+                            mark = n + 1
+                        (_snp_batch if alt[0] == "snp" else _sbit_batch)(alt, S, act, ia)
+                        if wset:
+                            nu = _renu(S, ia, nu, wset)
+                        if wexec:
+                            _sync_exec(act, S, ia)
+                            ex = exec_state()
+                        npc = pc + 1
+                        if wscc:
+                            s0 = w0.scc
+                            if any(wv.scc != s0 for wv in rest):
+                                n += 1          # SCC differs now: the general path goes on
+                                pc = npc
+                                scc_u = False
+                                break
+                    n += 1
+                    pc = npc
+                    continue
                 if form == _F_VEC:
                     try:
                         npc = code[pc](view)
@@ -684,18 +722,30 @@ class _Group:
                 pc = npc
         finally:
             lane_count[0] = 64
-            if rest and (dirty or dscc):
-                if dirty:
-                    cols = self._cols(dirty)
-                    if ia is None or isinstance(cols, slice):
-                        S[rrows, cols] = s0_row[cols]
-                    else:
-                        S[np.ix_(ia[1:], cols)] = s0_row[cols]
-                if dscc:
-                    s0 = w0.scc
-                    for wv in rest:
-                        wv.scc = s0
-        return pc, n, mark, nu, ex
+            if dirty or dscc:
+                self._copy_first(act, ia, dirty, dscc)
+        return pc, n, mark, nu, ex, scc_u
+
+    def _copy_first(self, act, ia, cols, scc):
+        """Copy SGPRs ``cols`` (and SCC when ``scc``) of the first running wave to the other
+        running waves ``act`` (rows ``ia`` of the SGPR file; None: all)."""
+        rest = act[1:]
+        if not rest:
+            return
+        S = self.S
+        if cols:
+            c = self._cols(cols)
+            r0 = S[self.pos[id(act[0])]]
+            if ia is None:
+                S[1:, c] = r0[c]
+            elif isinstance(c, slice):
+                S[ia[1:], c] = r0[c]
+            else:
+                S[np.ix_(ia[1:], c)] = r0[c]
+        if scc:
+            s0 = act[0].scc
+            for wv in rest:
+                wv.scc = s0
 
     def _run_parts(self, pc, runs, kind, ex, mode):
         """Run a ``vec``/``mem`` instruction once per run ``(k0, k1)`` of consecutive waves

@@ -22,6 +22,9 @@ CASES = [
     "v_fmac_f32_e32 v4, 0.5, v1",
     "v_fma_f32 v4, v1, v2, v3",
     "v_fma_f32 v4, v1, s3, 1.0",
+    "v_max_f32_e32 v4, v4, v4",
+    "v_max_f32_e32 v5, v3, v3",
+    "v_min_f32_e64 v2, v6, v6",
 ]
 
 
@@ -31,8 +34,9 @@ def _special_f32(rng, n):
     pick = rng.integers(0, 6, n)
     out = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
     out[pick == 1] = rng.integers(1, 1 << 23, int((pick == 1).sum())).astype(np.uint32)
-    out[pick == 2] = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00001, 0x3F800000],
-                              np.uint32)[rng.integers(0, 6, int((pick == 2).sum()))]
+    out[pick == 2] = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00001, 0x3F800000,
+                               0x7F800001, 0xFFA00000],     # (the last two: signaling NaNs)
+                              np.uint32)[rng.integers(0, 8, int((pick == 2).sum()))]
     e = rng.integers(100, 150, int((pick == 3).sum())).astype(np.uint32)
     out[pick == 3] = e << np.uint32(23)
     out[pick == 4] = (rng.integers(100, 150, int((pick == 4).sum())).astype(np.uint32)
