@@ -29,7 +29,7 @@ import re
 import sys
 import tempfile
 from array import array
-from itertools import accumulate
+from itertools import accumulate, repeat
 from dataclasses import dataclass
 
 from ..errors import AsmevoError, AsmSyntaxError, CodeObjectError
@@ -85,7 +85,7 @@ class Listing:
         self.encodings: list[bytes] = []
         self.sizes: list[int] = []
         self.data = b""
-        self._parts: list[tuple[list, bool]] = []
+        self._parts: list[tuple[tuple, bool]] = []  # (comment column, fast regex) per feed
         self._data: list[bytes] = []
         if out is not None:
             self.feed(out)
@@ -110,15 +110,19 @@ class Listing:
         if sys.byteorder == "little":
             words.byteswap()
         data = words.tobytes()
-        self.texts += [r[0].strip() for r in rows]
-        self.addresses += [int(r[1], 16) for r in rows]
+        self._data.append(data)
+        if not rows:
+            return
+        texts, addresses, hexwords, comments = zip(*rows)
+        del rows  # (its 33,000 tuples: memory the instructions made next can reuse)
+        self._parts.append((comments, fast))
+        self.texts += map(str.strip, texts)
+        self.addresses += map(int, addresses, repeat(16))
         # 8 hex digits per 4-byte word, blank-separated
-        sizes = [(len(r[2]) + 1) // 9 * 4 for r in rows]
+        sizes = [(n + 1) // 9 * 4 for n in map(len, hexwords)]
         offs = list(accumulate(sizes, initial=0))
         self.encodings += [data[i:j] for i, j in zip(offs, offs[1:])]
         self.sizes += sizes
-        self._parts.append((rows, fast))
-        self._data.append(data)
 
     def finish(self) -> "Listing":
         """After the last :meth:`feed`: join :attr:`data`."""
@@ -132,11 +136,8 @@ class Listing:
     def entries(self) -> list[ListingEntry]:
         """One :class:`ListingEntry` per line (with the ``<sym+0x..>`` comment)."""
         comments = []
-        for rows, fast in self._parts:
-            if fast:
-                comments += [r[3][1:-1] if r[3] else None for r in rows]
-            else:
-                comments += [r[3] for r in rows]
+        for part, fast in self._parts:
+            comments += [c[1:-1] if c else None for c in part] if fast else part
         return [ListingEntry(*e) for e in zip(self.addresses, self.texts, self.encodings, comments)]
 
 
@@ -262,7 +263,7 @@ def _instructions(lst: Listing, start: int, parsed: dict) -> list[Instruction]:
     """Instructions of the listing's lines from ``start`` on; ``parsed``: listing text ->
     (opcode, operands, modifiers) or ``None`` (not parsed: a raw instruction), shared by the
     calls of one listing (a kernel repeats few distinct lines)."""
-    from .asm_parser import parse_instruction
+    from .asm_parser import parse_line
     insts = []
     append = insts.append
     texts, addresses, encodings = lst.texts, lst.addresses, lst.encodings
@@ -270,12 +271,12 @@ def _instructions(lst: Listing, start: int, parsed: dict) -> list[Instruction]:
         texts, addresses, encodings = texts[start:], addresses[start:], encodings[start:]
     for t, address, encoding in zip(texts, addresses, encodings):
         r = parsed.get(t, False)
-        if r is False:
+        if r is False:  # what parse_instruction(t) accepts, without making an Instruction
             try:
-                i = parse_instruction(t)
-                r = (i.opcode, i.operands, i.modifiers)
+                labels, stmt = parse_line(t)
             except AsmevoError:
-                r = None
+                labels, stmt = (), None
+            r = None if labels or stmt is None or stmt[0] != "i" else stmt[1:4]
             parsed[t] = r
         if r is not None:
             inst = Instruction(r[0], r[1], r[2], encoding=encoding, address=address)
