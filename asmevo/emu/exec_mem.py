@@ -4,13 +4,18 @@ atomics) and the load/store helpers the other memory families share.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from ..ir.operands import Imm, Reg, Special, base_of
-from .memory import _ARANGE, _BOR, _MAX, _THREE, _TWO, MemoryFault
+from .memory import _ARANGE, _BOR, _MAX, _THREE, _TWO, GlobalMemory, MemoryFault
 from .state import EXEC, LANES, M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from .exec_common import (CompileError, LANE_COUNT, U16, U32, U64, U8, _LE, _b64, _const_reader,
     _regs_of, _sgpr_index, reader)
+
+_ADDR_MASK = ~3 & ((1 << 64) - 1)
+
 
 # ----------------------------------------------------------------------------- memory
 def _to_dwords(data: np.ndarray) -> np.ndarray:
@@ -136,6 +141,35 @@ def compile_smem(inst, spec, ctx, nxt):
             if ret:
                 for k in range(nd_):
                     wv.s[di + k] = (old >> (32 * k)) & 0xFFFFFFFF
+            return nxt
+        return run
+
+    touches_exec = di <= EXEC + 1 < di + n or di <= EXEC < di + n
+    if not is_buf and isinstance(off_op, Imm):
+        # s_load_dword* at an SGPR-pair address plus constants: the words straight from the
+        # buffer's word view (its base is 256-byte aligned, the address 4-byte aligned)
+        k_off = int(off_op.value) & 0xFFFFFFFF
+        if k_off & 0x80000000:
+            k_off -= 1 << 32
+        k_off += off_imm
+
+        def run(wv):
+            s = wv.s
+            addr = ((s.item(base_i) | (s.item(base_i + 1) << 32)) + k_off) & _ADDR_MASK
+            mem = ctx.mem
+            if type(mem) is GlobalMemory:
+                k = bisect.bisect_right(mem._base_list, addr) - 1
+                if k < 0:
+                    raise MemoryFault(0, addr, size, "scalar")
+                r = mem.regions[k]
+                o = addr - r.addr
+                if o + size > r.size:
+                    raise MemoryFault(0, addr, size, "scalar")
+                s[di:di + n] = r.words[o >> 2:(o >> 2) + n]
+            else:       # (another memory model: its read_scalar)
+                s[di:di + n] = np.frombuffer(mem.read_scalar(addr, size), "<u4")
+            if touches_exec:
+                wv.sync_exec()
             return nxt
         return run
 
