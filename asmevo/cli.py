@@ -220,8 +220,14 @@ def exit_now(status: int) -> None:
     interpreter's teardown: for ``asmevo dis`` of a large kernel, freeing its IR object by
     object (and the final garbage collection) took about a tenth of the command (issue 16).
     Only for a command (the interpreter's own process) whose work is done: outputs written
-    and closed, no thread running, nothing left for ``atexit``.  A closed stdout at the final
-    flush ends quietly with status 0, as :func:`run_guarded` does."""
+    and closed, nothing left for ``atexit``; threads still running (an llvm-objdump started
+    before an error) are waited for first, as the interpreter's exit would.  A closed stdout
+    at the final flush ends quietly with status 0, as :func:`run_guarded` does."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        for t in threading.enumerate():
+            if t is not threading.main_thread() and not t.daemon:
+                t.join()
     try:
         sys.stdout.flush()
     except BrokenPipeError:
