@@ -1072,12 +1072,19 @@ def _quick_check(module: Module, b: _Builder) -> bool:
     by_listing: dict[str, str] = {}  # listing text -> printed text
     branch_ops = b.branch_ops  # the opcodes of b.insts that is_branch() accepts
     texts, encodings = b.listing.texts, b.listing.encodings
-    last = dict(zip(texts, encodings))  # listing text -> the bytes of its last line
-    if all(map(bytes.__eq__, encodings, map(last.__getitem__, texts))):
-        # every line of a listing text has the same bytes (and the same opcode and raw flag,
-        # made from the same parse): one line per listing text, in listing order
-        first = sorted(dict(zip(reversed(texts), range(len(texts) - 1, -1, -1))).values())
-        pairs = [(b.insts[i], texts[i]) for i in first]
+    # the lines of one listing text share opcode and raw flag (made from one parse): unless a
+    # non-branch text has lines with different bytes, one line per listing text will do
+    first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))  # text -> first line
+    variants = set(zip(texts, encodings))
+    if len(variants) != len(first):
+        counts: dict[str, int] = {}
+        for t, _ in variants:
+            counts[t] = counts.get(t, 0) + 1
+        mixed = [t for t, n in counts.items() if n > 1]
+    else:
+        mixed = []
+    if all(b.insts[first[t]].opcode in branch_ops for t in mixed):
+        pairs = [(b.insts[i], texts[i]) for i in sorted(first.values())]
     else:
         pairs = zip(b.insts, texts)
     for inst, lt in pairs:
