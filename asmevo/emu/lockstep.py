@@ -47,6 +47,9 @@ from .state import EXEC, lane_mask
 
 BARRIER, ENDPGM = -1, -2
 _ANY0 = np.logical_or.reduce
+_CAT = np.concatenate
+_OFF = lane_mask(0)
+_CHECK_EXEC = False     # (tests: the cached masks against the EXEC words)
 _DS_SET = frozenset(_DS_KINDS)
 
 
@@ -61,7 +64,7 @@ def _nonuniform(S, act, ia):
     """(frozenset of SGPR slots whose value differs between the waves ``act`` (rows ``ia``
     of ``S``, or every row when ``ia`` is None), SCC uniform?)."""
     Sa = S if ia is None else S[ia]
-    d = np.flatnonzero(_ANY0(Sa != Sa[0], axis=0))
+    d = _ANY0(Sa != Sa[0], axis=0).nonzero()[0]
     s0 = act[0].scc
     return frozenset(d.tolist()), all(wv.scc == s0 for wv in act)
 
@@ -108,12 +111,31 @@ class _Exec:
 
     __slots__ = ("all", "any", "mask", "_sel")
 
-    def __init__(self, S, act, ia, rep=None):
+    def __init__(self, S, act, ia, rep=None, waves=None):
         """From the EXEC words in ``S`` (rows ``ia`` run; None: all); ``rep``: a running wave
-        whose EXEC every running wave has (its cached flags stand for all of them)."""
+        whose EXEC every running wave has (its cached flags stand for all of them).
+        ``waves``: all the waves of the set, in row order -- the mask is then made of the
+        waves' cached EXEC masks (:meth:`Wave.sync_exec` keeps them equal to the words)."""
         if ia is None and (rep.exec_all if rep is not None else
                            all(wv.exec_all for wv in act)):
             self.all, self.any, self.mask = True, True, None
+        elif waves is not None:
+            if ia is None:
+                m = _CAT([wv.exec_mask for wv in waves])
+            else:
+                run = set(map(id, act))
+                m = _CAT([wv.exec_mask if id(wv) in run else _OFF for wv in waves])
+            if _CHECK_EXEC:
+                w = np.unpackbits(np.ascontiguousarray(S[:, EXEC:EXEC + 2]).view(np.uint8),
+                                  axis=1, bitorder="little").view(bool)
+                if ia is not None:
+                    keep = w[ia]
+                    w[:] = False
+                    w[ia] = keep
+                assert np.array_equal(w.reshape(-1), m), "cached EXEC out of sync"
+            self.all = False
+            self.any = rep.exec_any if rep is not None else any(wv.exec_any for wv in act)
+            self.mask = m
         else:
             W = S.shape[0]
             m = np.unpackbits(np.ascontiguousarray(S[:, EXEC:EXEC + 2]).view(np.uint8),
@@ -246,8 +268,10 @@ class _Group:
         view.sfile = S
         view.srun = slice(None) if full else ia
 
+        waves = self.waves
+
         def exec_state(rep=None):
-            ex = _Exec(S, act, ia, rep)
+            ex = _Exec(S, act, ia, rep, waves)
             view.exec_all, view.exec_any, view.exec_mask = ex.all, ex.any, ex.mask
             return ex
         ex = exec_state()
