@@ -911,18 +911,26 @@ def disassemble_and_print(code_object: CodeObject | str | os.PathLike, *,
 
 def _print_built(module: Module, b: _Builder) -> str:
     """``print_module(module)`` of a module :class:`_Builder` ``b`` has just built, in a
-    third of the time: an instruction prints as every other one made from the same listing
+    fraction of the time: an instruction prints as every other one made from the same listing
     text (they share their operand and modifier objects, the same fact
     :func:`asmevo.ir.printer.print_block`'s memo relies on), so one line is printed per
-    listing text and found by that text; branches (operands rewritten to labels), raw
-    instructions and symbolized PC-relative pairs print one by one.  Other items print as
-    :func:`print_module` prints them."""
+    listing text and a block's lines are looked up by their texts; branches (operands
+    rewritten to labels), raw instructions and symbolized PC-relative pairs print one by one.
+    Other items print as :func:`print_module` prints them."""
+    from bisect import bisect_left
+    from operator import is_
     texts = b.listing.texts
     insts = b.insts
     index = b.index
     branch_ops = b.branch_ops
     own = {id(x) for p in b.pcrel for x in p[:2]}
-    line_of: dict[str, str] = {}
+    special = [n for n, inst in enumerate(insts)
+               if inst.raw or inst.opcode in branch_ops or id(inst) in own]
+    not_plain = set(special)
+    line_of = {t: "\t" + insts[n].text()
+               for t, n in dict(zip(reversed(texts), range(len(texts) - 1, -1, -1))).items()
+               if n not in not_plain}  # a text whose first line is special: its blocks go slowly
+    get = line_of.__getitem__
     parts: list[str] = []
     others: list = []
     for it in module.items:
@@ -938,22 +946,28 @@ def _print_built(module: Module, b: _Builder) -> str:
                 out.append("\t" + d.text() + "\n")
             if blk.label and not (i == 0 and blk.label == it.name):
                 out.append(blk.label + ":\n")
-            if not blk.instructions:
+            code = blk.instructions
+            if not code:
                 continue
-            n = index.get(blk.instructions[0].address, -1)
-            lines = []
-            for inst in blk.instructions:
-                if n < 0 or insts[n] is not inst or inst.raw or inst.opcode in branch_ops \
-                        or id(inst) in own:
-                    lines.append(print_instruction(inst))
-                else:
-                    t = texts[n]
-                    line = line_of.get(t)
-                    if line is None:
-                        line = line_of[t] = "\t" + inst.text()
-                    lines.append(line)
-                if n >= 0:
-                    n += 1
+            n0 = index.get(code[0].address, -1)
+            n1 = n0 + len(code)
+            lines = None
+            if n0 >= 0 and n1 <= len(insts) and all(map(is_, code, insts[n0:n1])):
+                lines = []
+                pos = n0
+                j = bisect_left(special, n0)
+                try:
+                    while j < len(special) and special[j] < n1:
+                        k = special[j]
+                        lines += map(get, texts[pos:k])
+                        lines.append(print_instruction(insts[k]))
+                        pos = k + 1
+                        j += 1
+                    lines += map(get, texts[pos:n1])
+                except KeyError:
+                    lines = None
+            if lines is None:
+                lines = [print_instruction(inst) for inst in code]
             lines.append("")
             out.append("\n".join(lines))
         parts.append("".join(out))
