@@ -693,11 +693,20 @@ def _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W) -> bool:
         if not ex.all:
             sel = ex.sel
             a, x, seg = a[sel], x[sel], seg[sel]
-        b = a.astype(np.int64) + off
-        if np.count_nonzero((b & 3) | (b > lds_lim[1])):
-            return False
+        if not a.size:
+            return True
+        if off & 3:
+            b = a.astype(np.int64) + off
+            if np.count_nonzero((b & 3) | (b > lds_lim[1])):
+                return False
+            w = (b >> 2) + seg
+        else:       # (as for reads and writes: two reductions of the address register)
+            if _BOR(a) & 3 or int(_MAX(a)) + off > lds_lim[1]:
+                return False
+            w = (a >> 2) + seg
+            if off:
+                w += off >> 2
         f, signed = UFUNC_AT[aop]
-        w = (b >> 2) + seg
         if signed:
             f(lds.view(np.int32), w, x.view(np.int32))
         else:
