@@ -361,15 +361,44 @@ def compile_vmem(inst, spec, ctx, nxt):
     return run
 
 
+def _region_of(mem, a):
+    """The buffer of ``mem`` (a :class:`GlobalMemory`) holding the first address of ``a``
+    (uint64, not empty), or None."""
+    if not a.size or type(mem) is not GlobalMemory:
+        return None
+    k = bisect.bisect_right(mem._base_list, int(a[0])) - 1
+    return mem.regions[k] if k >= 0 else None
+
+
 def _global_load_v64(ctx, dst, vaddr, offset, ndw, nxt):
     """``global_load_dword*`` of ``ndw`` dwords at a VGPR-pair address (``off``): the
     closure of :func:`compile_vmem` with its steps inlined, and the usual case (every address
-    4-byte aligned in the buffer accessed last) without temporary copies; anything else goes
-    through :meth:`GlobalMemory.read_words` as there."""
+    4-byte aligned in one buffer: the one this instruction read last, else the first
+    address's) without temporary copies; anything else goes through
+    :meth:`GlobalMemory.read_words` as there."""
     ai, di = vaddr.index, dst.index
     size = 4 * ndw
     uoff = U64(offset & 0xFFFFFFFFFFFFFFFF)
     cols = _ARANGE[ndw] if ndw > 1 else None
+    last = [None]
+
+    def word_index(mem, a):
+        """Dword indices of ``a`` into one buffer's words, and the buffer; or None."""
+        hit = last[0]       # (memory, region) this instruction read last
+        r = hit[1] if hit is not None and hit[0] is mem else None
+        for _ in (0, 1):
+            if r is not None:
+                lim = r.limit.get(size)
+                if lim is not None:
+                    off = a - r.base64
+                    if _MAX(off) <= lim and not _BOR(off) & _THREE:
+                        last[0] = (mem, r)
+                        return np.right_shift(off, _TWO, out=off).view(np.int64), r
+            r2 = _region_of(mem, a)     # the first address's buffer, once
+            if r2 is r:
+                return None
+            r = r2
+        return None
 
     def run(wv):
         if not wv.exec_any:
@@ -384,27 +413,23 @@ def _global_load_v64(ctx, dst, vaddr, offset, ndw, nxt):
         full = wv.exec_all
         if not full:
             a = a[wv.exec_mask]
-        r = ctx.mem._last
-        if r is not None and a.size:
-            lim = r.limit.get(size)
-            if lim is not None:
-                off = a - r.base64
-                if _MAX(off) <= lim and not _BOR(off) & _THREE:
-                    w = np.right_shift(off, _TWO, out=off).view(np.int64)
-                    if cols is None:
-                        if full:
-                            R[di] = r.words[w]
-                        else:
-                            R[di, wv.exec_mask] = r.words[w]
-                    else:
-                        words = r.words[w[:, None] + cols]
-                        if full:
-                            R[di:di + ndw] = words.T
-                        else:
-                            m = wv.exec_mask
-                            for j in range(ndw):
-                                R[di + j, m] = words[:, j]
-                    return nxt
+        hit = word_index(ctx.mem, a) if a.size else None
+        if hit is not None:
+            w, r = hit
+            if cols is None:
+                if full:
+                    R[di] = r.words[w]
+                else:
+                    R[di, wv.exec_mask] = r.words[w]
+            else:
+                words = r.words[w[:, None] + cols]
+                if full:
+                    R[di:di + ndw] = words.T
+                else:
+                    m = wv.exec_mask
+                    for j in range(ndw):
+                        R[di + j, m] = words[:, j]
+            return nxt
         lanes = _active(wv)
         _load_words(wv, dst, ctx.mem.read_words(a, ndw, lanes), lanes, full)
         return nxt
