@@ -283,7 +283,9 @@ class _Group:
             while True:
                 if scc_u and fast[pc] is not None and n < limit:
                     pc, n, mark, nu, ex, scc_u = self._run_fast(pc, n, mark, nu, act, ia, others,
-                                                                ex, exec_state)
+                                                                ex, exec_state, alone)
+                    if pc < 0:      # a branch split the group (each wave's pc is set)
+                        return []
                 if others and pc in others:     # other waves wait here: run with them
                     for wv in act:
                         wv.pc = pc
@@ -609,7 +611,7 @@ class _Group:
             for wv in act:
                 wv.count += n
 
-    def _run_fast(self, pc, n, mark, nu, act, ia, others, ex, exec_state):
+    def _run_fast(self, pc, n, mark, nu, act, ia, others, ex, exec_state, alone):
         """Run the instructions from ``pc`` that have a fast form (:func:`_fast_forms`) while
         the SGPRs they read are equal in the running waves ``act`` (SCC is: the caller checks)
         and no other wave waits at their pc: vector and global memory instructions once on
@@ -618,7 +620,8 @@ class _Group:
         write (SGPRs, SCC) is copied to the other running waves once, at the end (EXEC and
         what is written with it at once).  Returns (pc, instructions run so far ``n``, those
         counted into the lane counts ``mark``, SGPR slots that differ ``nu``, the running
-        waves' :class:`_Exec`, SCC equal in them); stops before an
+        waves' :class:`_Exec`, SCC equal in them); pc -1 when a branch split the group (the
+        waves' pcs are set); stops before an
         instruction that needs the general path (or that faults: the general path runs it
         again, for the exact error)."""
         prog = self.prog
@@ -660,8 +663,12 @@ class _Group:
                     if alt[0] == "br":
                         npcs = _br_batch(alt, S, act, ia)
                         npc = npcs[0]
-                        if any(p != npc for p in npcs):
-                            break       # the group splits: the general path does that
+                        if any(p != npc for p in npcs):     # the group splits
+                            for wv, p in zip(act, npcs):
+                                wv.pc = p
+                            n += 1
+                            pc = -1
+                            break
                     else:
                         wexec = m[6]
                         if wexec:
@@ -704,6 +711,10 @@ class _Group:
                     if lds is None or not _ds_batch(m, Vf, Af, lds, lds_seg, lds_lim, ex, W):
                         break
                     npc = pc + 1
+                elif form == _F_BAR:
+                    if not alone:
+                        break           # (the general path: the waves wait there)
+                    npc = pc + 1        # every live wave is here: the barrier completes
                 elif form == _F_CMP:
                     dst, cmpx = m[2], m[3]
                     wx = cmpx or dst == EXEC
@@ -945,7 +956,7 @@ def _lane_sgprs(prog):
     return f
 
 
-_F_VEC, _F_UNI, _F_DS, _F_CMP, _F_UNIX = 0, 1, 2, 3, 4
+_F_VEC, _F_UNI, _F_DS, _F_CMP, _F_UNIX, _F_BAR = 0, 1, 2, 3, 4, 5
 _EXEC_SET = frozenset((EXEC, EXEC + 1))
 
 
@@ -955,7 +966,8 @@ def _fast_forms(prog):
     :meth:`_Group.run_together`): ``_F_VEC`` a ``vec``/``mem`` instruction that writes no SGPR
     and reads neither SCC nor each wave's own SGPRs (buffer instructions); ``_F_UNI`` a
     ``uni`` instruction (not one that ends the wave); ``_F_UNIX`` a scalar ALU one of those
-    that writes EXEC; ``_F_DS`` an LDS form; ``_F_CMP`` a VOPC.  Cached on the program."""
+    that writes EXEC; ``_F_DS`` an LDS form; ``_F_CMP`` a VOPC; ``_F_BAR`` s_barrier (when no
+    other wave is live).  Cached on the program."""
     f = getattr(prog, "_lockstep_fast", None)
     if f is None:
         from ..semantics.registry import lookup
@@ -968,6 +980,8 @@ def _fast_forms(prog):
                 pass
             elif m[0] in _DS_SET:
                 form = (_F_DS, frozenset(), frozenset(), False, m)
+            elif m[0] == "barrier":
+                form = (_F_BAR, frozenset(), frozenset(), False, m)
             elif m[0] == "cmp":
                 dst = m[2]
                 form = (_F_CMP, m[1], frozenset(() if dst is None else (dst, dst + 1)), False, m)
