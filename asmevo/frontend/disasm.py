@@ -29,8 +29,10 @@ import re
 import sys
 import tempfile
 from array import array
-from itertools import accumulate, repeat
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from itertools import accumulate, repeat
+from operator import attrgetter, is_
 
 from ..errors import AsmevoError, AsmSyntaxError, CodeObjectError
 from ..ir.instruction import Instruction
@@ -343,7 +345,8 @@ class _Builder:
         text_end = t.addr + t.size
         insts = self.make_instructions()
         self.insts = insts
-        self.index = index = {i.address: n for n, i in enumerate(insts)}
+        self.index = index = dict(zip(map(attrgetter("address"), insts), range(len(insts))))
+        opcodes = list(map(attrgetter("opcode"), insts))
         # symbols in .text
         funcs: list[Symbol] = []
         seen_func_addr: dict[int, str] = {}
@@ -360,10 +363,15 @@ class _Builder:
                 local_names.setdefault(s.value, []).append(s.name)
         # branch targets
         targets: set[int] = set()
-        branch_ops = {op for op in {i.opcode for i in insts} if is_branch(op)}
+        distinct_ops = set(opcodes)
+        branch_ops = {op for op in distinct_ops if is_branch(op)}
         self.branch_ops = branch_ops
-        for inst in insts:
-            if inst.opcode in branch_ops and not inst.raw:
+        branches = [insts[n] for n, op in enumerate(opcodes) if op in branch_ops]
+        term_ops = {op for op in distinct_ops if _is_terminator(op)}
+        #: positions of the terminators in insts (a block ends after each, see blocks())
+        self.term_pos = [n for n, op in enumerate(opcodes) if op in term_ops]
+        for inst in branches:
+            if not inst.raw:
                 tgt = branch_target(inst.address, inst.encoding)
                 if tgt in index:
                     targets.add(tgt)
@@ -379,8 +387,10 @@ class _Builder:
             else:
                 self.labels[a] = f".Lasmevo_{a:x}"
         self.symbolize_pc_relative()
-        for inst in insts:
-            if inst.opcode in branch_ops and not inst.raw:
+        #: positions in insts of the instructions at a label (a block starts at each)
+        self.label_pos = sorted(index[a] for a in self.labels if a in index)
+        for inst in branches:
+            if not inst.raw:
                 tgt = branch_target(inst.address, inst.encoding)
                 if tgt in self.labels and inst.operands and isinstance(inst.operands[-1], (Imm, Label)):
                     inst.operands[-1] = Label(self.labels[tgt])
@@ -548,23 +558,24 @@ class _Builder:
         self.co.code_ranges[name] = (start, end)
 
     def blocks(self, name: str, start: int, end: int, insts, index) -> list[BasicBlock]:
+        """The code from ``start`` to ``end`` as blocks: one starts at each label and after
+        each terminator (found by position: :attr:`label_pos`, :attr:`term_pos`)."""
         i, j = index[start], index.get(end, len(insts))
-        first_label = self.labels.get(start, name)
-        blocks = [BasicBlock(first_label)]
         labels = self.labels
-        cur = blocks[0]
-        ends = False  # the block's last instruction is a terminator
-        for inst in insts[i:j]:
-            a = inst.address
-            if a != start and a in labels:
-                cur = BasicBlock(labels[a])
-                blocks.append(cur)
-            elif ends:
-                cur = BasicBlock(None)
-                blocks.append(cur)
-            cur.instructions.append(inst)
-            op = inst.opcode
-            ends = op in _TERMINATORS or op.startswith("s_cbranch_")
+        cuts: dict[int, str | None] = {}
+        tp = self.term_pos
+        for k in range(bisect_left(tp, i), bisect_left(tp, j - 1)):
+            cuts[tp[k] + 1] = None  # after a terminator (not the range's last instruction)
+        lp = self.label_pos
+        for k in range(bisect_right(lp, i), bisect_left(lp, j)):
+            cuts[lp[k]] = labels[insts[lp[k]].address]  # a label (not at start)
+        blocks = []
+        label = labels.get(start, name)
+        pos = i
+        for c in sorted(cuts):
+            blocks.append(BasicBlock(label, insts[pos:c]))
+            label, pos = cuts[c], c
+        blocks.append(BasicBlock(label, insts[pos:j]))
         return blocks
 
     # -- data sections -----------------------------------------------------
@@ -917,8 +928,6 @@ def _print_built(module: Module, b: _Builder) -> str:
     listing text and a block's lines are looked up by their texts; branches (operands
     rewritten to labels), raw instructions and symbolized PC-relative pairs print one by one.
     Other items print as :func:`print_module` prints them."""
-    from bisect import bisect_left
-    from operator import is_
     texts = b.listing.texts
     insts = b.insts
     index = b.index
