@@ -30,6 +30,7 @@ BUILTIN = {
     "regalloc-compact": "regalloc_compact:RegallocCompact",
     "sgpr-spill-promote": "sgpr_spill_promote:SgprSpillPromote",
     "scratch-promote": "scratch_promote:ScratchPromote",
+    "loop-pipeline": "loop_pipeline:LoopPipeline",
 }
 
 #: The ``default`` pipeline (the text it expands to; see docs/passes.md).

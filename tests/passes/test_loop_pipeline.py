@@ -1,0 +1,128 @@
+"""loop-pipeline: depth-2 software pipelining of a uniform self-loop.
+
+Corpus tier: matvec and sgemm_naive are pipelined (the second copy's loads above the first
+copy's wait, the first copy's load destinations renamed), run bit-identical to K0 in the
+emulator and pass ``--verify-each``; kernels whose loop cannot be pipelined are left as they
+are.  (The verifier's proof of the result: tests/verify/test_unrolled_loops.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from asmevo.frontend.asm_parser import parse_asm
+from asmevo.passes import AnalysisManager, run_pipeline
+from asmevo.passes.loop_pipeline import LoopPipeline
+
+TEXT = """
+.text
+.globl k
+.type k,@function
+k:
+  s_mov_b32 s4, 8
+.LBB0_1:
+  global_load_dword v1, v[2:3], off
+  s_add_i32 s4, s4, -1
+  v_lshl_add_u64 v[2:3], v[2:3], 0, 4
+  s_cmp_eq_u32 s4, 0
+  s_waitcnt vmcnt(0)
+  {c}
+  s_cbranch_scc0 .LBB0_1
+  global_store_dword v[2:3], v4, off
+  s_endpgm
+"""
+
+
+def _run(text):
+    m = parse_asm(text, "t.s")
+    k = m.kernels[0]
+    before = [b.instructions[:] for b in k.blocks]
+    r = LoopPipeline().run(k, AnalysisManager(m))
+    return k, before, r
+
+
+@pytest.mark.parametrize("c,why", [
+    ("global_store_dword v[2:3], v1, off", "side-effects"),          # a store in C
+    ("v_mov_b32 v2, v1", "true-dependence"),                          # P reads what C writes
+    ("v_add_f32_e32 v4, v4, v1\n  s_nop 0\n  s_barrier", None),        # barrier: C empty
+])
+def test_refusals_leave_the_kernel_alone(c, why):
+    k, before, r = _run(TEXT.format(c=c))
+    assert r.changed is False
+    assert [b.instructions for b in k.blocks] == before
+    if why:
+        assert r.stats.get(f"refused.{why}") == 1, r.stats
+
+
+def test_no_register_budget_no_change():
+    # a text kernel without .amdhsa_kernel has no allocation to take new registers from
+    k, before, r = _run(TEXT.format(c="v_add_f32_e32 v4, v4, v1"))
+    assert r.changed is False and r.stats.get("refused.no-free-register") == 1, r.stats
+
+
+# -- corpus -------------------------------------------------------------------------------------
+
+def _emulate(module, corpus_dir, name, seed):
+    from asmevo.emu import harness as H
+    from asmevo.emu import run_kernel
+    h = H.load_harness(str(corpus_dir / "manifest.json"), name)
+    inputs = H.make_inputs(h, seed)
+    res = run_kernel(module, h["kernel"], H.make_launch(h, inputs))
+    return res.outputs, H.compare(h, res.outputs, H.reference(h, inputs))
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["matvec", "sgemm_naive"])
+def test_pipelines_the_corpus_loops_bit_identically(corpus_dir, name):
+    from asmevo.frontend.loader import load
+    k0 = load(str(corpus_dir / f"{name}.co"))
+    m = load(str(corpus_dir / f"{name}.co"))
+    inst = run_pipeline(m, "loop-pipeline", kernels=[name], verify_each=True)
+    st = inst.stats["loop-pipeline"]
+    assert st["pipelined"] == 1 and st["renamed"] == 2, st
+    k = m.kernel(name)
+    assert len(k.blocks) == len(k0.kernel(name).blocks) + 2
+    # M: the second copy's loads come first, the first copy's wait lets them fly
+    loop = next(i for i, b in enumerate(k0.kernel(name).blocks)
+                if b.instructions[-1].opcode == "s_cbranch_scc0")
+    M = k.blocks[loop + 1].instructions
+    first_wait = next(i for i in M if i.opcode == "s_waitcnt")
+    assert M[0].opcode.startswith("global_load") or M[0].opcode.startswith("v_")
+    assert "vmcnt(0)" not in first_wait.text(), first_wait.text()
+    for seed in (0, 3):
+        want, _ = _emulate(k0, corpus_dir, name, seed)
+        got, errs = _emulate(m, corpus_dir, name, seed)
+        assert errs == []
+        for buf, arr in want.items():
+            assert np.array_equal(arr.view(np.uint8), got[buf].view(np.uint8)), (name, buf)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["mfma_32x32x8_f16", "row_sum", "sgemm_tiled", "vadd_f32"])
+def test_loops_it_cannot_pipeline_are_left_alone(corpus_dir, name):
+    """mfma: the loop's C updates the address P reads (a true dependence); row_sum: a
+    divergent (execnz) loop; sgemm_tiled: the loop ends in s_barrier; vadd: no loop."""
+    from asmevo.frontend.loader import load
+    m = load(str(corpus_dir / f"{name}.co"))
+    before = [i.key() for i in m.kernel(name).instructions()]
+    run_pipeline(m, "loop-pipeline", kernels=[name])
+    assert [i.key() for i in m.kernel(name).instructions()] == before
+
+
+@pytest.mark.corpus
+def test_asmevo_opt_writes_a_code_object_that_runs(corpus_dir, tmp_path, capsys):
+    from asmevo.frontend.loader import load
+    from asmevo.tools.opt import main
+    out = tmp_path / "matvec.pipe.co"
+    rc = main(["--passes=loop-pipeline", "--verify-each", "--stats",
+               str(corpus_dir / "matvec.co"), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "pipelined" in err
+    _, errs = _emulate(load(str(out)), corpus_dir, "matvec", 1)
+    assert errs == []
+    # running the pass again finds no self-loop left to pipeline
+    m = load(str(out))
+    before = [i.key() for i in m.kernel("matvec").instructions()]
+    run_pipeline(m, "loop-pipeline", kernels=["matvec"])
+    assert [i.key() for i in m.kernel("matvec").instructions()] == before
