@@ -709,6 +709,12 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
     replaced by the proof (evidence kind ``relational-proof``); otherwise its answer is
     one more undecided item (evidence kind ``relational``).
 
+    When the block structures differ (no windows) and ``relational`` is true, a candidate
+    whose self-loop was unrolled twice is proved against the original with that loop
+    normalised by :func:`asmevo.ir.unroll.unroll_self_loop` (:func:`_prove_unrolled`); the
+    normalisation runs the original's instructions in the original's order, so a proof
+    against it is a proof against the original.
+
     Returns a Verdict: ``accepted`` (all windows proved, nothing changed, or the
     relational proof covered the undecided ones), ``rejected-counterexample``,
     ``unknown-timeout`` or ``unknown-unsupported``.
@@ -728,6 +734,16 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
         n_ev, n_unknown, n_hard = len(ev), len(unknown), len(hard)
         wins, why = changed_windows(ko, kc)
         if why:
+            if relational:
+                # The block structure differs: a candidate whose loop was unrolled twice
+                # (loop-pipeline) corresponds to K0 with that loop normalised by
+                # asmevo.ir.unroll, which runs K0's own instructions in K0's order.
+                done = _prove_unrolled(n, ko, kc, timeout_ms)
+                if done is not None and done[0] == "proved":
+                    rel_proved.append(done[1])
+                    continue
+                if done is not None:
+                    unknown.append(done[1])
             unknown.append(("unsupported", why, {}))
             continue
         if not wins:
@@ -841,6 +857,51 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                        rel_proved)
     return Verdict(Status.ACCEPTED, f"{proved} changed window(s) proved equivalent" if proved
                    else "no changed window")
+
+
+def _prove_unrolled(n: str, ko: Kernel, kc: Kernel, timeout_ms: int):
+    """Prove ``kc`` equivalent to ``ko`` through one loop normalisation of ``ko``.
+
+    For each self-loop block ``b`` of ``ko`` that :func:`asmevo.ir.unroll.unroll_self_loop`
+    applies to, the normalised kernel ``N`` runs exactly ``ko``'s instructions in ``ko``'s
+    order on every path (only its branches are elsewhere; the argument is in that module's
+    docstring), so ``N`` and ``ko`` are equivalent by construction.  When ``N``'s CFG
+    corresponds to ``kc``'s (the same checks as for any relational proof:
+    :func:`asmevo.verify.relational._structure`), the relational proof
+    ``prove_relational(N, kc)`` is run; ``equivalent`` there means ``kc`` is equivalent to
+    ``ko``.  Only the first two normalisations whose CFG corresponds are tried (each is a
+    whole relational proof).
+
+    Returns None (no normalisation corresponds), ``("proved", Evidence)`` or
+    ``("unknown", (kind, message, data))``.
+    """
+    from ..ir.unroll import self_loops, unroll_self_loop
+    from .relational import _GiveUp, _structure, prove_relational
+    tried = []
+    for b in self_loops(ko):
+        if len(tried) >= 2:
+            break
+        nk = unroll_self_loop(ko, b, taken_labels=kc.labels())
+        if nk is None or len(nk.blocks) != len(kc.blocks) or label_map(nk, kc) is None:
+            continue
+        try:
+            _structure(nk, kc)
+        except _GiveUp:
+            continue
+        lab = ko.blocks[b].label or f"#{b}"
+        rel = prove_relational(nk, kc, timeout_ms=min(timeout_ms, RELATIONAL_QUERY_MS),
+                               budget_s=RELATIONAL_BUDGET_S)
+        if rel.equivalent:
+            return "proved", Evidence(
+                "z3", "relational-proof",
+                f"{n}: relational proof against K0 with loop {lab} unrolled twice "
+                f"(ir/unroll.py): {rel.reason}",
+                {"kernel": n, "unrolled_loop": lab, **rel.to_json()})
+        tried.append((rel.unknown_kind or "unsupported",
+                      f"{n}: relational proof against K0 with loop {lab} unrolled twice "
+                      f"(ir/unroll.py): {rel.status}: {rel.reason}",
+                      {"kernel": n, "unrolled_loop": lab, "relational": rel.to_json()}))
+    return ("unknown", tried[0]) if tried else None
 
 
 #: Per-query solver budget of the relational proof across blocks, in nominal milliseconds

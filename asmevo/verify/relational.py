@@ -326,8 +326,15 @@ class _Entry:
             by_cand.setdefault(c[2], []).append(c)
         if prefer_cross:
             # while guessing: build a guessed cross pair into the terms rather than the
-            # identity, so that the values it carries are seen at the block's exit
-            for v in by_cand.values():
+            # identity, so that the values it carries are seen at the block's exit -- except
+            # for EXEC: the candidate's lane mask defined by another original register (VCC
+            # after s_and_saveexec) would hide which lanes are active from the fingerprints,
+            # so no "equal in the active lanes" pair would be guessed after a masked load
+            # (an unrolled loop's renamed load destination).  Guessing only proposes
+            # conjuncts; the fixpoint keeps what it proves.
+            for k, v in by_cand.items():
+                if k in (("r", ("exec_lo",)), ("r", ("exec_hi",))):
+                    continue
                 v.sort(key=lambda c: (c[1] == c[2], c[0] != "eq", repr(c)))
         self.by_cand = by_cand
         self.vars: list = []        # every free constant made here (for fingerprints)
