@@ -45,14 +45,17 @@ exactly as ``B`` did.
   ``s_endpgm`` or ``s_branch`` (nothing falls into ``E``);
 * the kernel has no indirect control flow (``s_setpc_b64``, ``s_swappc_b64``,
   ``s_call_b64``, a branch to a label outside the kernel or with an addend): every branch
-  target is a block we can see;
+  target is a block we can see; and nothing in it depends on where code sits
+  (``s_getpc_b64``, a symbolic expression such as a PC-relative relocation): the rewrite
+  grows the loop and appends ``E``, so everything after the loop moves;
 * no instruction of ``B``'s body is a branch or ``s_endpgm``, reads the program counter
   (``s_getpc_b64``: duplicated code runs at another address), names a label or a symbolic
   expression (a PC-relative relocation), is an undecodable word or data directive, or is
   missing from the ISA table;
 * ``C`` additionally holds nothing from the deny list: ``s_sethalt``, ``s_trap``,
   ``s_sendmsg*``, ``s_barrier``, ``s_setreg*``, ``s_set_gpr_idx*``, ``s_setprio``,
-  ``s_sleep``, ``s_icache_inv``, anything writing EXEC (its SGPR aliases
+  ``s_sleep``, ``s_icache_inv``, ``s_movrel*``/``v_movrel*`` (registers written by
+  index: VCC among them), anything writing EXEC (its SGPR aliases
   ``s[126:127]``), anything without semantics in :mod:`asmevo.semantics.registry`;
 * ``P`` and ``C`` are both non-empty;
 * the result is at most 32767 dwords long (s_cbranch/s_branch take a signed 16-bit dword
@@ -82,13 +85,15 @@ _EXEC_UNITS = frozenset({("exec_lo",), ("exec_hi",), ("s", 126), ("s", 127)})
 #: never in C (prefixes of mnemonics); see the module docstring
 _DENY_C = ("s_sethalt", "s_trap", "s_sendmsg", "s_barrier", "s_setreg", "s_set_gpr_idx",
            "s_setprio", "s_sleep", "s_icache_inv", "s_rfe", "s_setkill", "s_cbranch",
-           "s_branch", "s_endpgm", "s_setpc", "s_getpc", "s_swappc", "s_call")
+           "s_branch", "s_endpgm", "s_setpc", "s_getpc", "s_swappc", "s_call",
+           "s_movrel", "v_movrel")
 #: never in the loop body at all
 _DENY_BODY = ("s_cbranch", "s_branch", "s_endpgm", "s_setpc", "s_getpc", "s_swappc", "s_call",
               "s_rfe")
 
-#: branches that leave the kernel's visible CFG
-_INDIRECT = ("s_setpc_b64", "s_swappc_b64", "s_call_b64")
+#: control flow that leaves the kernel's visible CFG, or code whose meaning depends on where
+#: it sits (the normalisation moves code: everything after the loop shifts)
+_INDIRECT = ("s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_getpc_b64")
 
 #: signed 16-bit dword offset of SOPP branches
 MAX_DWORDS = 32767
@@ -130,6 +135,17 @@ def writes(inst: Instruction) -> frozenset | None:
 
 def _undecodable(inst: Instruction) -> bool:
     return inst.opcode.startswith(".") or inst.info is None
+
+
+def _symbolic(inst: Instruction) -> bool:
+    """A symbolic expression operand (``sym@rel32@lo+4``: a PC-relative relocation), or a
+    label outside a branch."""
+    branch = inst.opcode == "s_branch" or inst.opcode.startswith("s_cbranch")
+    for o in inst.operands:
+        b = getattr(o, "base", o)
+        if isinstance(b, Expr) or (isinstance(b, Label) and not branch):
+            return True
+    return False
 
 
 def _body_ok(inst: Instruction) -> bool:
@@ -180,7 +196,7 @@ def split_loop(kernel: Kernel, bi: int) -> tuple[int, int] | None:
     for x in blocks:
         for inst in x.instructions:
             op = inst.opcode
-            if op in _INDIRECT:
+            if op in _INDIRECT or _symbolic(inst):
                 return None
             if op == "s_branch" or op.startswith("s_cbranch"):
                 lab = [o for o in inst.operands if isinstance(o, Label)]

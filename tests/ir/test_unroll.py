@@ -92,6 +92,7 @@ def test_every_branch_kind_is_inverted(op):
     ("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0", "a MODE write in C"),
     ("s_sethalt 0", "s_sethalt in C"),
     ("s_getpc_b64 s[6:7]", "reads the program counter"),
+    ("s_movreld_b32 s0, s6", "writes a register chosen by M0 (VCC among them)"),
     (".long 0xffffffff", "an undecodable word"),
 ])
 def test_refused_when_C_would_be_empty_or_holds_a_denied_instruction(extra_c, why):
@@ -135,6 +136,12 @@ def test_refused_preconditions():
     assert unroll_self_loop(k, 1) is None
     # a label or symbolic expression in the body (PC-relative relocation)
     k = _kernel(extra_p="s_add_u32 s8, s8, sym@rel32@lo+4")
+    assert unroll_self_loop(k, 1) is None
+    # s_getpc_b64 or a relocation anywhere in the kernel: code after the loop moves
+    k = _kernel(tail="  s_getpc_b64 s[8:9]\n  s_endpgm\n")
+    assert unroll_self_loop(k, 1) is None
+    k = parse_asm(LOOP.format(extra_p="", extra_c="", branch="s_cbranch_scc0").replace(
+        "k:\n", "k:\n  s_add_u32 s8, s8, sym@rel32@lo+4\n"), "t.s").kernels[0]
     assert unroll_self_loop(k, 1) is None
     # out of range
     assert unroll_self_loop(_kernel(), 5) is None and unroll_self_loop(_kernel(), 2) is None
