@@ -58,8 +58,9 @@ exactly as ``B`` did.
   index: VCC among them), anything writing EXEC (its SGPR aliases
   ``s[126:127]``), anything without semantics in :mod:`asmevo.semantics.registry`;
 * ``P`` and ``C`` are both non-empty;
-* the result is at most 32767 dwords long (s_cbranch/s_branch take a signed 16-bit dword
-  offset, CDNA3 ISA guide "SOPP"; a shorter kernel keeps every branch in range).
+* the result is at most 32767 - 512 dwords long (s_cbranch/s_branch take a signed 16-bit
+  dword offset, CDNA3 ISA guide "SOPP"; a shorter kernel keeps every branch in range, with
+  room for the ``s_nop`` s a pass may add).
 
 What an instruction writes comes from the ISA table (:func:`asmevo.isa.operand_roles`,
 :func:`asmevo.isa.implicit_defs`: LLVM's SOPInstructions.td ``Defs = [SCC]``) united with
@@ -95,8 +96,9 @@ _DENY_BODY = ("s_cbranch", "s_branch", "s_endpgm", "s_setpc", "s_getpc", "s_swap
 #: it sits (the normalisation moves code: everything after the loop shifts)
 _INDIRECT = ("s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_getpc_b64")
 
-#: signed 16-bit dword offset of SOPP branches
-MAX_DWORDS = 32767
+#: signed 16-bit dword offset of SOPP branches (32767), less a margin for the s_nop wait
+#: states a pass may add afterwards
+MAX_DWORDS = 32767 - 512
 
 _IMPLICIT_NAMES = {"scc": (("scc",),), "vcc": (("vcc_lo",), ("vcc_hi",)),
                    "exec": (("exec_lo",), ("exec_hi",)), "m0": (("m0",),)}

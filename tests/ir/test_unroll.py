@@ -217,3 +217,12 @@ def test_every_corpus_self_loop_normalised_runs_bit_identical(corpus_dir):
     names = {n for n, _ in done}
     # matvec, sgemm_naive, the two MFMA kernels and sgemm_tiled_O1 have uniform self-loops
     assert {"matvec", "sgemm_naive", "mfma_32x32x8_f16"} <= names, done
+
+
+def test_refused_when_the_result_could_put_a_branch_out_of_range(monkeypatch):
+    import asmevo.ir.unroll as U
+    assert U.MAX_DWORDS < 32767          # SOPP branches: signed 16-bit dword offsets
+    k = _kernel()
+    assert unroll_self_loop(k, 1) is not None
+    monkeypatch.setattr(U, "MAX_DWORDS", 20)
+    assert unroll_self_loop(k, 1) is None
