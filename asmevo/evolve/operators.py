@@ -95,13 +95,39 @@ PASS_SPACE = {
     "sched": {"window": [4, 8, 16, 32, 64], "max-stall": [0, 2, 4, 8, 16, 32]},
     "regalloc-compact": {"always": [False, True]},
     "redundant-move": None, "scratch-promote": None, "sgpr-spill-promote": None,
+    "loop-pipeline": None,
 }
 
+#: how often the passes operator starts its pipeline with ``loop-pipeline`` when the parent
+#: still has a self-loop it can pipeline (a hot loop bound by one memory round trip per
+#: iteration gains most from it, and no local move can do it)
+LOOP_FIRST = 0.5
 
-def sample_pipeline(rng: random.Random) -> str:
+
+def _pipelinable(ctx, blocks) -> bool:
+    """Whether ``loop-pipeline`` changes the kernel with ``blocks``: it has a self-loop
+    :mod:`asmevo.ir.unroll` applies to and the pass can pipeline it."""
+    from ..ir.module import Kernel
+    from ..ir.unroll import self_loops
+    try:
+        if not self_loops(Kernel(ctx.kernel, blocks)):
+            return False
+        return len(run_on_blocks(ctx, blocks, "kernel(loop-pipeline)")) != len(blocks)
+    except Exception:  # noqa: BLE001 - a kernel the pass cannot read: no
+        return False
+
+
+#: passes that only apply to kernels with a uniform self-loop (:mod:`asmevo.ir.unroll`):
+#: sampled only for such parents, so that the other kernels' pipelines stay as they were
+LOOP_PASSES = frozenset({"loop-pipeline"})
+
+
+def sample_pipeline(rng: random.Random, loops: bool = False) -> str:
+    """A random pipeline over :data:`PASS_SPACE` (``loops``: the parent has a self-loop, so
+    :data:`LOOP_PASSES` may be drawn too)."""
     if rng.random() < 0.12:
         return "default"
-    names = sorted(PASS_SPACE)
+    names = sorted(n for n in PASS_SPACE if loops or n not in LOOP_PASSES)
     k = rng.randint(1, 4)
     parts = []
     for _ in range(k):
@@ -135,10 +161,21 @@ class PassesOperator(Operator):
     def __init__(self, config=None):
         super().__init__(config)
         self.memo: dict = {}     # (parent hash, pipeline) -> blocks (passes are deterministic)
+        self.loops: dict = {}    # parent hash -> loop-pipeline applies (deterministic too)
 
     def propose(self, parent, rng, ctx):
         from ..errors import AsmevoError
-        text = sample_pipeline(rng)
+        loops = self.loops.get(parent.hash)
+        if loops is None:
+            loops = self.loops[parent.hash] = _pipelinable(ctx, parent.blocks)
+            if len(self.loops) > 4096:
+                self.loops.clear()
+        text = sample_pipeline(rng, loops)
+        if rng.random() < LOOP_FIRST and loops:
+            # early on a loop kernel: pipeline the loop, then whatever was sampled
+            inner = text[len("kernel("):-1] if text.startswith("kernel(") else text
+            text = f"kernel(loop-pipeline,{inner})" if inner != "default" else \
+                "kernel(loop-pipeline),default"
         key = (parent.hash, text)
         if key not in self.memo:
             if len(self.memo) > 512:
