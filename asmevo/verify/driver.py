@@ -21,8 +21,9 @@ emulator) -> ``unknown-*``; at level ``all`` a changed window z3 did not decide
 differential testing found no difference (testing is not a proof); otherwise
 ``accepted``.  ``accepted`` therefore needs the static checks, a z3 proof of every
 changed window (or none changed; or, for a kernel whose windows are undecided one by one,
-a relational proof of the whole kernel across blocks, :mod:`asmevo.verify.relational`) and
-no difference in testing.  Level ``diff``
+a relational proof of the whole kernel across blocks, :mod:`asmevo.verify.relational`; for a
+candidate whose uniform self-loop was unrolled twice, that proof against K0 with the loop
+normalised by :mod:`asmevo.ir.unroll`) and no difference in testing against K0 itself.  Level ``diff``
 alone answers ``accepted`` with the message "tested, not proved".
 """
 
