@@ -1063,5 +1063,5 @@ def _renu(S, ia, nu, cols):
     ne = blk != blk[0]
     if not np.count_nonzero(ne):    # the usual case: equal in every running wave
         return nu.difference(cols) if nu else nu
-    diff = {c for c, d in zip(cols, ne.any(axis=0).tolist()) if d}
+    diff = {c for c, d in zip(cols, _ANY0(ne, axis=0).tolist()) if d}
     return (nu - set(cols)) | diff

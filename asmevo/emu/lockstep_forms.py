@@ -245,7 +245,9 @@ def _snp_batch(alt, S, act, ia):
         res = (res,)
     n = len(act)
     for (sl, w), r in zip(dsts, res):
-        r = np.broadcast_to(np.asarray(r), (n,))
+        r = np.asarray(r)
+        if r.shape != (n,):
+            r = np.broadcast_to(r, (n,))
         if w == 32:
             S[rows, sl] = r.astype(np.uint32)
         else:
@@ -253,7 +255,8 @@ def _snp_batch(alt, S, act, ia):
             S[rows, sl] = (r & np.uint64(0xFFFFFFFF)).astype(np.uint32)
             S[rows, sl + 1] = (r >> np.uint64(32)).astype(np.uint32)
     if wscc:
-        c = np.broadcast_to(np.asarray(res[-1]), (n,)).tolist()
+        c = np.asarray(res[-1])
+        c = (c if c.shape == (n,) else np.broadcast_to(c, (n,))).tolist()
         for wv, z in zip(act, c):
             wv.scc = bool(z)
 
@@ -274,10 +277,12 @@ def _br_batch(alt, S, act, ia):
     _, name, t, nxt = alt
     if name in ("s_cbranch_scc0", "s_cbranch_scc1"):
         c = [bool(wv.scc) for wv in act]
+    elif name.endswith(("execz", "execnz")):
+        c = [wv.exec_any for wv in act]     # (the cached EXEC flags: Wave.sync_exec)
     else:
-        i = EXEC if name.endswith(("execz", "execnz")) else SPECIAL_SGPR["vcc"]
+        i = SPECIAL_SGPR["vcc"]
         rows = S[:, i:i + 2] if ia is None else S[ia, i:i + 2]
-        c = (rows.any(axis=1)).tolist()
+        c = np.logical_or.reduce(rows, axis=1).tolist()
     if name in _TAKEN_IF_SET:
         return [t if x else nxt for x in c]
     return [nxt if x else t for x in c]

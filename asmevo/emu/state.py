@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .memory import LocalMemory
+
 #: SGPR numbers of special registers (GFX9 map).
 SPECIAL_SGPR = {
     "flat_scratch": 102, "flat_scratch_lo": 102, "flat_scratch_hi": 103,
@@ -58,7 +60,6 @@ class Workgroup:
     """Shared state of one workgroup: its LDS and its id."""
 
     def __init__(self, wg_id: tuple[int, int, int], lds_bytes: int, lds_store=None):
-        from .memory import LocalMemory
         self.id = wg_id
         self.lds = LocalMemory(lds_bytes, "LDS", lds_store)
 
