@@ -7,6 +7,9 @@ constant operands -- the same values are computed with fewer numpy operations:
 
 * ``v_lshl_add_u64 vD, vA, shift, src``: ``(vA << (shift & 7)) + src`` on uint64 (a VGPR pair
   in, a VGPR pair out; ``shift`` a constant);
+* ``v_add/sub/subrev_u32``, ``v_and/or/xor_b32``, ``v_add/sub/subrev/mul_f32``, ``v_mov_b32``
+  and the shifts ``v_lshlrev_b32`` / ``v_lshrrev_b32`` / ``v_ashrrev_i32`` by a constant: the
+  backend's one numpy operation, without the registry function's calls;
 * ``v_max_f32`` / ``v_min_f32`` of one register with itself (a float canonicalization): the
   register, unless a lane is a NaN;
 * ``v_fmac_f32`` / ``v_fma_f32``: the float64 sum of the exact product and the addend,
@@ -51,9 +54,16 @@ def _vreg(op, count=None):
 def fast_valu(inst, spec, nxt):
     """A closure ``f(wave) -> nxt`` for ``inst`` (VALU, its registry entry ``spec``), or None
     when it has no fast form here."""
-    if inst.modifiers or not _LE or not all(_plain(op) for op in inst.operands):
+    if inst.modifiers or not _LE or inst.opcode.endswith(("_dpp", "_sdwa")) or \
+            not all(_plain(op) for op in inst.operands):
         return None
     name = spec.name
+    if name in _BIN32:
+        return _binary32(inst, spec, nxt)
+    if name in _SHIFT32:
+        return _shift32(inst, spec, nxt)
+    if name == "v_mov_b32":
+        return _mov32(inst, spec, nxt)
     if name == "v_lshl_add_u64":
         return _lshl_add_u64(inst, nxt)
     if name in ("v_fmac_f32", "v_fma_f32"):
@@ -145,6 +155,95 @@ def _fma_f32(inst, spec, nxt):
             val = _fma32(a, b, c).view(U32)
         else:
             val = s.astype(F32).view(U32)
+        if wv.exec_all:
+            wv.v[di] = val
+        else:
+            np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
+        return nxt
+    return run
+
+
+#: two-source 32-bit VALU operations as the registry's numpy backend computes them
+#: (asmevo.semantics.valu: B.add, B.sub, B.and_/or_/xor, B.fadd/fsub/fmul on float32 views)
+_BIN32 = {
+    "v_add_u32": np.add, "v_sub_u32": np.subtract,
+    "v_subrev_u32": lambda a, b: b - a,
+    "v_and_b32": np.bitwise_and, "v_or_b32": np.bitwise_or, "v_xor_b32": np.bitwise_xor,
+    "v_add_f32": lambda a, b: (a.view(F32) + b.view(F32)).view(U32),
+    "v_sub_f32": lambda a, b: (a.view(F32) - b.view(F32)).view(U32),
+    "v_subrev_f32": lambda a, b: (b.view(F32) - a.view(F32)).view(U32),
+    "v_mul_f32": lambda a, b: (a.view(F32) * b.view(F32)).view(U32),
+}
+#: shifts by a constant (the registry masks the amount to 5 bits: _mask_sh)
+_SHIFT32 = ("v_lshlrev_b32", "v_lshrrev_b32", "v_ashrrev_i32")
+_I32 = np.int32
+
+
+def _binary32(inst, spec, nxt):
+    ops = inst.operands
+    d = _vreg(ops[0], 1) if len(ops) == 3 else None
+    if d is None or len(spec.src) != 2 or spec.imp_in or spec.extra.get("tied"):
+        return None
+    r0, r1 = (reader(op, ty) for op, ty in zip(ops[1:], spec.src))
+    f = _BIN32[spec.name]
+    di = d.index
+
+    def run(wv):
+        val = f(r0(wv), r1(wv))
+        if wv.exec_all:
+            wv.v[di] = val
+        else:
+            np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
+        return nxt
+    return run
+
+
+def _shift32(inst, spec, nxt):
+    ops = inst.operands
+    d = _vreg(ops[0], 1) if len(ops) == 3 else None
+    k = ops[1].base if isinstance(ops[1], Src) else ops[1]
+    if d is None or not isinstance(k, Imm):
+        return None
+    sh = imm_bits(k.value, spec.src[0], k.text) & 31
+    r1 = reader(ops[2], spec.src[1])
+    di = d.index
+    name = spec.name
+    if name == "v_ashrrev_i32":
+        S = _I32(sh)
+
+        def shift(x):
+            return (x.view(_I32) >> S).view(U32)
+    elif name == "v_lshlrev_b32":
+        S = U32(sh)
+
+        def shift(x):
+            return x << S
+    else:
+        S = U32(sh)
+
+        def shift(x):
+            return x >> S
+
+    def run(wv):
+        val = shift(r1(wv))
+        if wv.exec_all:
+            wv.v[di] = val
+        else:
+            np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
+        return nxt
+    return run
+
+
+def _mov32(inst, spec, nxt):
+    ops = inst.operands
+    d = _vreg(ops[0], 1) if len(ops) == 2 else None
+    if d is None:
+        return None
+    r0 = reader(ops[1], spec.src[0])
+    di = d.index
+
+    def run(wv):
+        val = r0(wv)
         if wv.exec_all:
             wv.v[di] = val
         else:

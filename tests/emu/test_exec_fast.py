@@ -25,6 +25,27 @@ CASES = [
     "v_max_f32_e32 v4, v4, v4",
     "v_max_f32_e32 v5, v3, v3",
     "v_min_f32_e64 v2, v6, v6",
+    "v_add_u32_e32 v4, s6, v4",
+    "v_add_u32_e32 v1, 64, v1",
+    "v_add_u32_e64 v2, v3, -1",
+    "v_sub_u32_e32 v2, v3, v4",
+    "v_subrev_u32_e32 v2, s3, v4",
+    "v_and_b32_e32 v0, 31, v0",
+    "v_or_b32_e32 v5, v1, v2",
+    "v_xor_b32_e64 v5, s1, v2",
+    "v_add_f32_e32 v4, v4, v5",
+    "v_add_f32_e32 v4, 0.5, v5",
+    "v_sub_f32_e32 v4, v1, v5",
+    "v_subrev_f32_e32 v4, s2, v5",
+    "v_mul_f32_e32 v4, 0x3fc00000, v5",
+    "v_lshlrev_b32_e32 v1, 2, v0",
+    "v_lshrrev_b32_e32 v1, 37, v0",
+    "v_ashrrev_i32_e32 v3, 31, v2",
+    "v_ashrrev_i32_e64 v3, 5, s2",
+    "v_mov_b32_e32 v4, 0",
+    "v_mov_b32_e32 v4, v1",
+    "v_mov_b32_e32 v4, s5",
+    "v_mov_b32_e32 v4, 1.0",
 ]
 
 
@@ -95,6 +116,9 @@ def test_fast_forms_are_used():
         inst = parse_instruction(text)
         assert exec_fast.fast_valu(inst, lookup(inst.opcode), 1) is not None, text
     for text in ("v_fmac_f32_e64 v4, -v2, v1", "v_fma_f32 v4, v1, v2, v3 clamp",
-                 "v_lshl_add_u64 v[2:3], v[2:3], v0, 4"):
+                 "v_lshl_add_u64 v[2:3], v[2:3], v0, 4", "v_add_f32_e64 v4, v1, v2 mul:2",
+                 "v_lshlrev_b32_e32 v1, v2, v0", "v_add_u32_e64 v2, v3, v4 clamp",
+                 "v_mov_b32_sdwa v1, v2 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:DWORD",
+                 "v_add_f32_dpp v1, v2, v3 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf"):
         inst = parse_instruction(text)
         assert exec_fast.fast_valu(inst, lookup(inst.opcode), 1) is None, text
