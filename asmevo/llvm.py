@@ -86,13 +86,17 @@ def crash_reason(stderr: str, returncode: int) -> str | None:
 
 def run_process(argv: list[str], *, input: bytes | str | None = None, what: str | None = None,
                 file: str | None = None, timeout: float | None = -1.0,
-                cwd: str | None = None, stdout_file: str | None = None) -> subprocess.CompletedProcess:
+                cwd: str | None = None, stdout_file: str | None = None,
+                stdout_fd: int | None = None) -> subprocess.CompletedProcess:
     """Run ``argv`` with captured output, bounded in time; return the completed process
     (whatever its exit status: the caller reads the diagnostics).
 
     ``stdout_file``: a path the tool's standard output goes to (read back into the result's
     ``stdout``); for megabytes of output (an objdump listing) a file costs a fraction of the
     CPU and time of a pipe, which wakes both processes for every 64 KiB.
+
+    ``stdout_fd``: a descriptor (a pipe the caller reads while the tool runs) the tool's
+    standard output goes to; the result's ``stdout`` is then ``None``.
 
     ``timeout``: seconds, ``None`` for no limit, default :func:`tool_timeout`.  The process
     runs in a new session (its own process group); on timeout the whole group is killed.
@@ -111,7 +115,8 @@ def run_process(argv: list[str], *, input: bytes | str | None = None, what: str 
         if stdout_file is not None:
             sink = open(stdout_file, "wb")
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE if sink is None else sink,
+                                stdout=stdout_fd if stdout_fd is not None
+                                else subprocess.PIPE if sink is None else sink,
                                 stderr=subprocess.PIPE, text=text,
                                 start_new_session=True, cwd=cwd)
     except OSError as e:
@@ -192,7 +197,8 @@ def find_tool(name: str) -> str:
 
 def run_tool(name: str, args: list[str], *, input: bytes | str | None = None,
              what: str | None = None, timeout: float | None = -1.0,
-             file: str | None = None, stdout_file: str | None = None) -> subprocess.CompletedProcess:
+             file: str | None = None, stdout_file: str | None = None,
+             stdout_fd: int | None = None) -> subprocess.CompletedProcess:
     """Run LLVM tool ``name`` with ``args``, bounded by :func:`tool_timeout` (or
     ``timeout`` seconds; ``None``: no limit); return the completed process.
 
@@ -204,7 +210,7 @@ def run_tool(name: str, args: list[str], *, input: bytes | str | None = None,
     """
     exe = find_tool(name)
     proc = run_process([exe, *args], input=input, what=what or name, file=file, timeout=timeout,
-                       stdout_file=stdout_file)
+                       stdout_file=stdout_file, stdout_fd=stdout_fd)
     if proc.returncode != 0:
         err = proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode(errors="replace")
         why = crash_reason(err, proc.returncode)

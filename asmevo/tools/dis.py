@@ -33,12 +33,16 @@ def run(args) -> int:
     # llvm-objdump runs while the disassembler's modules import (some 70 ms)
     from ..frontend.objdump import StartedObjdump
     started = StartedObjdump(args.input) if is_code_object(args.input) else None
-    from ..frontend.gcpause import gc_paused
-    with gc_paused():
-        from ..frontend.disasm import disassemble_and_print
-        module, text = disassemble_and_print(args.input, listing=started)
-        for w in module.code_object.warnings:  # read as is, never fixed: tell the user
-            sys.stderr.write(f"asmevo dis: {args.input}: warning: {w}\n")
+    try:
+        from ..frontend.gcpause import gc_paused
+        with gc_paused():
+            from ..frontend.disasm import disassemble_and_print
+            module, text = disassemble_and_print(args.input, listing=started)
+            for w in module.code_object.warnings:  # read as is, never fixed: tell the user
+                sys.stderr.write(f"asmevo dis: {args.input}: warning: {w}\n")
+    finally:
+        if started is not None:
+            started.close()  # (a listing not read after an error: the tool ends)
     if args.output:
         write_output(args.output, text, inputs=(args.input,))
     else:
