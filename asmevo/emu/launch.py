@@ -223,9 +223,14 @@ class RunResult:
 
 
 def _hidden_value(kind: str, launch: Launch) -> int | None:
+    return _hidden_table(launch).get(kind)
+
+
+def _hidden_table(launch: Launch) -> dict:
+    """Value of each hidden argument kind the emulator fills (see :func:`build_kernarg`)."""
     bx, by, bz = launch.block
     gx, gy, gz = launch.grid
-    table = {
+    return {
         "hidden_block_count_x": gx, "hidden_block_count_y": gy, "hidden_block_count_z": gz,
         "hidden_group_size_x": bx, "hidden_group_size_y": by, "hidden_group_size_z": bz,
         "hidden_remainder_x": 0, "hidden_remainder_y": 0, "hidden_remainder_z": 0,
@@ -233,7 +238,6 @@ def _hidden_value(kind: str, launch: Launch) -> int | None:
         "hidden_grid_dims": 3 if gz * bz > 1 else (2 if gy * by > 1 else 1),
         "hidden_dynamic_lds_size": launch.dynamic_lds,
     }
-    return table.get(kind)
 
 
 #: element bytes of the scalar pointee types the metadata's ``.type_name`` spells (OpenCL C /
@@ -301,11 +305,14 @@ def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
                 raise AsmevoError(f"kernel {cfg.name}: scalar argument {a.name} is {a.dtype} "
                                   f"({len(b)} bytes) in the harness but {sz} bytes in the metadata")
             buf[off:off + sz] = b
+    hidden = None
     for m in cfg.args:
         vk = str(m.get(".value_kind", ""))
         if not vk.startswith("hidden_"):
             continue
-        v = _hidden_value(vk, launch)
+        if hidden is None:
+            hidden = _hidden_table(launch)
+        v = hidden.get(vk)
         if v is None:
             continue  # pointers and ids the emulator does not provide stay 0 (null)
         off, sz = int(m.get(".offset", 0)), int(m.get(".size", 0))
