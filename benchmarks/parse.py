@@ -31,7 +31,9 @@ End to end (issue 16), the same code object, runs alternating, medians of ``--ru
   (``PYTHONPYCACHEPREFIX``; ``PYTHONDONTWRITEBYTECODE`` dropped), as an installed package has
   its ``.pyc`` files; without them every start re-compiles asmevo's modules.
 * in process (the optimisation loop's view, no interpreter start): ``disassemble`` +
-  ``print_module`` with a cold line cache, and ``assemble_bytes`` of the text.
+  ``print_module`` with a cold line cache, and ``assemble_bytes`` of the text;
+* ``python -c pass`` in the same environment: the interpreter's start-up (site and its
+  ``.pth`` files included), which each of the two commands pays before any asmevo code.
 
 The ratio (dis + asm) / (llvm-objdump + llvm-mc + ld.lld) is printed against the target of
 issue 16 (at most 2x), with dis / llvm-objdump and asm / (llvm-mc + ld.lld) beside it and the
@@ -178,9 +180,12 @@ def end_to_end(co: pathlib.Path, runs: int, ref: str | None = None) -> None:
     def api_asm():
         return _self_cpu(lambda: assemble_bytes(text))
 
+    def py_start():
+        return _child_cpu([sys.executable, "-c", "pass"], env=env, cwd=tmp, **quiet)
+
     jobs = [("asmevo dis", cli_dis), ("asmevo asm", cli_asm), ("llvm-objdump -d", llvm_dis),
             ("llvm-mc + ld.lld", llvm_asm), ("disassemble+print (API)", api_dis),
-            ("assemble_bytes (API)", api_asm)]
+            ("assemble_bytes (API)", api_asm), ("python -c pass (start-up)", py_start)]
     if ref:
         ref_env = dict(env)
         ref_env["PYTHONPATH"] = str(pathlib.Path(ref).resolve()) + os.pathsep + os.environ.get(
