@@ -162,6 +162,19 @@ class StdinInputs:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def _remember_translations() -> None:
+    """argparse translates each of its messages with ``gettext.gettext``, which looks for
+    message catalogs on disk at every call (locale normalisation and four file checks, some
+    0.3 ms each): building the command's parsers made 33 calls, ~10 ms of every ``asmevo``
+    command (issue 16).  The answer depends only on the environment, fixed for the process
+    this command is: remember it (only then; ``main(argv)`` in process leaves argparse as is)."""
+    import argparse
+    import functools
+    import gettext
+    if argparse._ is gettext.gettext:
+        argparse._ = functools.lru_cache(maxsize=None)(gettext.gettext)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``asmevo``; returns the exit status."""
     parser = argparse.ArgumentParser(prog="asmevo", description=__doc__.splitlines()[0],
@@ -174,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     mods = {}
     subs = {}
     command_line = argv is None  # the process is this command (console script, python -m)
+    if command_line:
+        _remember_translations()
     argv = sys.argv[1:] if argv is None else list(argv)
     # only the chosen sub-command's module is imported (its options are registered); the
     # others are listed by name for --help: start-up stays small (numpy, z3, the loop...)
