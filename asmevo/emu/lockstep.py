@@ -640,6 +640,7 @@ class _Group:
         rrows = slice(1, None) if ia is None else ia[1:]
         Vf, Af = view.v, view.a
         lds, lds_seg, lds_lim = self.lds
+        scratch, per_lane = self.scratch, self.per_lane
         dirty = frozenset()
         dscc = False
         scc_u = True            # (the caller's condition for coming here)
@@ -715,6 +716,11 @@ class _Group:
                     if not alone:
                         break           # (the general path: the waves wait there)
                     npc = pc + 1        # every live wave is here: the barrier completes
+                elif form == _F_SCR:
+                    if scratch is None or not _scratch_batch(m, Vf, Af, scratch, per_lane,
+                                                             s0_row, ex, W):
+                        break
+                    npc = pc + 1
                 elif form == _F_CMP:
                     dst, cmpx = m[2], m[3]
                     wx = cmpx or dst == EXEC
@@ -956,7 +962,7 @@ def _lane_sgprs(prog):
     return f
 
 
-_F_VEC, _F_UNI, _F_DS, _F_CMP, _F_UNIX, _F_BAR = 0, 1, 2, 3, 4, 5
+_F_VEC, _F_UNI, _F_DS, _F_CMP, _F_UNIX, _F_BAR, _F_SCR = 0, 1, 2, 3, 4, 5, 6
 _EXEC_SET = frozenset((EXEC, EXEC + 1))
 
 
@@ -967,7 +973,8 @@ def _fast_forms(prog):
     and reads neither SCC nor each wave's own SGPRs (buffer instructions); ``_F_UNI`` a
     ``uni`` instruction (not one that ends the wave); ``_F_UNIX`` a scalar ALU one of those
     that writes EXEC; ``_F_DS`` an LDS form; ``_F_CMP`` a VOPC; ``_F_BAR`` s_barrier (when no
-    other wave is live).  Cached on the program."""
+    other wave is live); ``_F_SCR`` a scratch access at one address.  Cached on the
+    program."""
     f = getattr(prog, "_lockstep_fast", None)
     if f is None:
         from ..semantics.registry import lookup
@@ -982,6 +989,8 @@ def _fast_forms(prog):
                 form = (_F_DS, frozenset(), frozenset(), False, m)
             elif m[0] == "barrier":
                 form = (_F_BAR, frozenset(), frozenset(), False, m)
+            elif m[0] == "scr":
+                form = (_F_SCR, m[1], frozenset(), False, m)
             elif m[0] == "cmp":
                 dst = m[2]
                 form = (_F_CMP, m[1], frozenset(() if dst is None else (dst, dst + 1)), False, m)
