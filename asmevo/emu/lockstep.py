@@ -47,6 +47,8 @@ from .state import EXEC, lane_mask
 
 BARRIER, ENDPGM = -1, -2
 _ANY0 = np.logical_or.reduce
+_MIN = np.minimum.reduce
+_MAXR = np.maximum.reduce
 _CAT = np.concatenate
 _OFF = lane_mask(0)
 _CHECK_EXEC = False     # (tests: the cached masks against the EXEC words)
@@ -316,7 +318,7 @@ class _Group:
                                 else:
                                     S[ia, other] = V[reg, ia, lane]
                                     rows = S[ia, other]
-                                nu = nu - {other} if rows.min() == rows.max() else nu | {other}
+                                nu = nu - {other} if _MIN(rows) == _MAXR(rows) else nu | {other}
                             else:
                                 if other >= 0:
                                     val = S[:, other] if full else S[ia, other]
@@ -641,6 +643,7 @@ class _Group:
         Vf, Af = view.v, view.a
         lds, lds_seg, lds_lim = self.lds
         scratch, per_lane = self.scratch, self.per_lane
+        V = self.V
         dirty = frozenset()
         dscc = False
         scc_u = True            # (the caller's condition for coming here)
@@ -720,6 +723,30 @@ class _Group:
                     if scratch is None or not _scratch_batch(m, Vf, Af, scratch, per_lane,
                                                              s0_row, ex, W):
                         break
+                    npc = pc + 1
+                elif form == _F_LANE:       # v_readlane / v_writelane at one lane
+                    _, ls, reg, other = m
+                    lane = (int(s0_row[ls]) if ls >= 0 else -1 - ls) & 63
+                    if m[0] == "rl":
+                        if ia is None:
+                            S[:, other] = V[reg, :, lane]
+                            col = S[:, other]
+                        else:
+                            S[ia, other] = V[reg, ia, lane]
+                            col = S[ia, other]
+                        nu = nu - {other} if _MIN(col) == _MAXR(col) else nu | {other}
+                        dirty = dirty - {other}     # (written in every running wave)
+                    else:
+                        if other >= 0:
+                            if other in dirty:
+                                self._copy_first(act, ia, frozenset((other,)), False)
+                            val = S[:, other] if ia is None else S[ia, other]
+                        else:
+                            val = (-1 - other) & 0xFFFFFFFF
+                        if ia is None:
+                            V[reg, :, lane] = val
+                        else:
+                            V[reg, ia, lane] = val
                     npc = pc + 1
                 elif form == _F_CMP:
                     dst, cmpx = m[2], m[3]
@@ -962,7 +989,7 @@ def _lane_sgprs(prog):
     return f
 
 
-_F_VEC, _F_UNI, _F_DS, _F_CMP, _F_UNIX, _F_BAR, _F_SCR = 0, 1, 2, 3, 4, 5, 6
+_F_VEC, _F_UNI, _F_DS, _F_CMP, _F_UNIX, _F_BAR, _F_SCR, _F_LANE = 0, 1, 2, 3, 4, 5, 6, 7
 _EXEC_SET = frozenset((EXEC, EXEC + 1))
 
 
@@ -973,8 +1000,8 @@ def _fast_forms(prog):
     and reads neither SCC nor each wave's own SGPRs (buffer instructions); ``_F_UNI`` a
     ``uni`` instruction (not one that ends the wave); ``_F_UNIX`` a scalar ALU one of those
     that writes EXEC; ``_F_DS`` an LDS form; ``_F_CMP`` a VOPC; ``_F_BAR`` s_barrier (when no
-    other wave is live); ``_F_SCR`` a scratch access at one address.  Cached on the
-    program."""
+    other wave is live); ``_F_SCR`` a scratch access at one address; ``_F_LANE``
+    v_readlane / v_writelane at one lane.  Cached on the program."""
     f = getattr(prog, "_lockstep_fast", None)
     if f is None:
         from ..semantics.registry import lookup
@@ -991,6 +1018,10 @@ def _fast_forms(prog):
                 form = (_F_BAR, frozenset(), frozenset(), False, m)
             elif m[0] == "scr":
                 form = (_F_SCR, m[1], frozenset(), False, m)
+            elif m[0] in ("rl", "wl"):
+                # (the lane select must be equal in the running waves, as in the general path)
+                form = (_F_LANE, frozenset((m[1],)) if m[1] >= 0 else frozenset(),
+                        frozenset(), False, m)
             elif m[0] == "cmp":
                 dst = m[2]
                 form = (_F_CMP, m[1], frozenset(() if dst is None else (dst, dst + 1)), False, m)
