@@ -9,7 +9,8 @@ numpy backend; memory, branches and cross-lane instructions are implemented
 here by ``kind``, one module per instruction family (as :mod:`asmevo.semantics`):
 
 * :mod:`.exec_common` -- operand readers/writers, helpers, DPP/SDWA lane maps;
-* :mod:`.exec_valu` -- VALU, VOPC, VOP3P, mix, swap, movrel;
+* :mod:`.exec_valu` -- VALU, VOPC, VOP3P, mix, swap, movrel (:mod:`.exec_fast`: hand-written
+  closures for hot plain forms -- address arithmetic, f32 FMA, simple integer/float ops);
 * :mod:`.exec_salu` -- SALU, SOPC, branches (:mod:`.exec_sgen`: their semantics traced once
   per instruction shape into generated Python);
 * :mod:`.exec_lane` -- cross-lane moves, s_set_gpr_idx indexing, system instructions;
