@@ -52,3 +52,26 @@ k:
 \t\t.amdhsa_accum_offset 4
 \t.end_amdhsa_kernel
 """
+
+
+@pytest.mark.corpus
+def test_dis_error_after_the_listing_started_ends_the_tool(tmp_path, corpus_dir):
+    """``asmevo dis`` starts llvm-objdump (its listing comes through a pipe) before reading
+    the code object; when the reading fails, the command ends at once (the tool, blocked on a
+    full pipe, is ended by closing it) with the error and status 2."""
+    import os
+    import subprocess
+    import sys
+
+    from asmevo.frontend.elf import read_elf
+    src = max(_code_objects(corpus_dir), key=lambda p: p.stat().st_size)  # a listing of MBs
+    data = bytearray(src.read_bytes())
+    note = next(s for s in read_elf(bytes(data)).sections if s.type_number == 7)
+    data[note.offset + 12 + 8] = 0xC1  # the metadata's first MessagePack byte: never valid
+    bad = tmp_path / "bad.co"
+    bad.write_bytes(bytes(data))
+    env = dict(os.environ, PYTHONPATH=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    p = subprocess.run([sys.executable, "-m", "asmevo", "dis", str(bad)], capture_output=True,
+                       text=True, timeout=60, env=env, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert "NT_AMDGPU_METADATA is not valid MessagePack" in p.stderr
