@@ -5,6 +5,7 @@ atomics) and the load/store helpers the other memory families share.
 from __future__ import annotations
 
 import bisect
+import weakref
 
 import numpy as np
 
@@ -384,15 +385,16 @@ def _global_load_v64(ctx, dst, vaddr, offset, ndw, nxt):
 
     def word_index(mem, a):
         """Dword indices of ``a`` into one buffer's words, and the buffer; or None."""
-        hit = last[0]       # (memory, region) this instruction read last
-        r = hit[1] if hit is not None and hit[0] is mem else None
+        hit = last[0]       # (memory, region) this instruction read last, weakly
+        r = hit[1]() if hit is not None and hit[0]() is mem else None
         for _ in (0, 1):
             if r is not None:
                 lim = r.limit.get(size)
                 if lim is not None:
                     off = a - r.base64
                     if _MAX(off) <= lim and not _BOR(off) & _THREE:
-                        last[0] = (mem, r)
+                        if hit is None or hit[1]() is not r:
+                            last[0] = (weakref.ref(mem), weakref.ref(r))
                         return np.right_shift(off, _TWO, out=off).view(np.int64), r
             r2 = _region_of(mem, a)     # the first address's buffer, once
             if r2 is r:
