@@ -25,6 +25,11 @@ LDS tiles with ds_read2 (sgemm_tiled -O3), a long dependent FMA loop (sgemm_tile
 cross-lane (wave_reduce_dpp), atomics (histogram_atomic).  Timing covers ``run_kernel``
 (launch set-up included) in CPU time of the worker process (time.process_time: steadier
 than wall time on a shared machine); loading and closure compilation happen in the warm-up.
+Each timed run follows the other worker's run, so it starts with cold caches: a kernel of a
+few thousand instructions then takes about twice its time in a loop of back-to-back runs
+(both emulators pay this), and with the load average above the CPU count the ratio of such
+a kernel moves by a third from one invocation to the next.  ``cachegrind``'s instruction
+count of a loop of runs is the steady figure for comparing two builds of asmevo.
 
 ``--tinygrad DIR`` (default ``$ASMEVO_TINYGRAD``): the root of a checkout of tinygrad's
 repository.  Its Python AMD emulator (``test/mockgpu/amd/emu.py``, ``run_asm(...,
