@@ -429,6 +429,19 @@ class MemWrite:
 
 
 @dataclass
+class MemRead:
+    """One global-memory load: ``address`` term (bytes), ``size`` (bytes), ``active`` (Bool:
+    the load touches memory for the generic lane -- its EXEC bit for vector loads, True
+    for scalar loads, in range for buffer loads).  A verifier uses them to check that a
+    candidate loads nothing the original does not (a load of an address the original
+    never loads may fault)."""
+
+    address: object
+    size: int
+    active: object
+
+
+@dataclass
 class SymResult:
     """Result of :func:`symexec`.
 
@@ -445,6 +458,8 @@ class SymResult:
     initial: dict = field(default_factory=dict)
     #: loads that may miss another lane's store (shared memory read after a store)
     lane_blind: list = field(default_factory=list)
+    #: the global-memory loads in order (:class:`MemRead`)
+    reads: list = field(default_factory=list)
 
 
 def _unit_name(u) -> str:
@@ -471,6 +486,8 @@ class SymState:
                     "lds": z3.Array(prefix + "lds", z3.BitVecSort(32), z3.BitVecSort(8)),
                     "scratch": z3.Array(prefix + "scratch", z3.BitVecSort(64), z3.BitVecSort(8))}
         self.writes: list = []
+        #: global-memory loads (:class:`MemRead`), in order
+        self.reads: list = []
         #: why results may miss other lanes' effects (see _shared_load)
         self.lane_blind: list = []
         for u, t in (initial or {}).items():
@@ -1021,7 +1038,7 @@ def _mubuf(st, inst, spec):
     addr = base + z3.ZeroExt(32, soff) + z3.ZeroExt(32, idx) * stride + off64
     act = st.active()
     if load:
-        v = _shared_load(st, "global", addr, size)
+        v = _shared_load(st, "global", addr, size, z3.And(act, inr))
         v = z3.If(inr, v, z3.BitVecVal(0, 8 * size))
         if size < 4:
             v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
@@ -1145,7 +1162,7 @@ def _mfma(st, inst, spec):
         st.set(u, r)
 
 
-def _shared_load(st, space: str, addr, n):
+def _shared_load(st, space: str, addr, n, active=True):
     """A load of ``n`` bytes from ``space`` by the generic lane.  Memory other lanes can
     write (``global``, ``lds``) is modelled only with this lane's own stores, so after
     any store to that space in the window a load may see another lane's store that the
@@ -1154,6 +1171,8 @@ def _shared_load(st, space: str, addr, n):
     if space != "scratch" and any(w.space == space for w in st.writes):
         st.lane_blind.append(f"a {space} load after a {space} store in the same window: "
                              "other lanes' stores are not modelled")
+    if space == "global":
+        st.reads.append(MemRead(addr, n, z3.BoolVal(True) if active is True else active))
     return _load_bytes(st.mem[space], addr, n)
 
 
@@ -1205,7 +1224,7 @@ def _vmem(st, inst, spec):
             a = _read(st, saddr, "b64") + z3.ZeroExt(32, _read(st, vaddr, "b32")) + off
     act = st.active()
     if load:
-        v = _shared_load(st, arr_name, a, size)
+        v = _shared_load(st, arr_name, a, size, act)
         us = _units_of(dst)
         if size < 4:
             v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
@@ -1318,4 +1337,4 @@ def symexec(instructions, initial: dict | None = None, *, float_mode: str = "fp"
             raise Unsupported(f"'{inst.text()}': control flow ends a straight-line window")
         step(st, inst)
     return SymResult(dict(st.regs), set(st.written), list(st.writes), dict(st.mem), st.lane,
-                     dict(st.initial), list(st.lane_blind))
+                     dict(st.initial), list(st.lane_blind), list(st.reads))

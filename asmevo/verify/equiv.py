@@ -165,6 +165,7 @@ class SymRun:
     writes: list
     initial: dict
     lane: Any = None
+    reads: list = field(default_factory=list)   #: global loads (z3backend.MemRead)
 
 
 def _is_nop(inst: Instruction) -> bool:
@@ -263,7 +264,8 @@ def _symexec(insts: list[Instruction], float_mode: str) -> SymRun:
         # the generic-lane model sees only this lane's stores: a shared-memory load after
         # a store could read another lane's value (store-to-load forwarding is unprovable)
         raise _Unsupported(res.lane_blind[0])
-    return SymRun(dict(res.regs), set(res.written), list(res.writes), dict(res.initial), res.lane)
+    return SymRun(dict(res.regs), set(res.written), list(res.writes), dict(res.initial), res.lane,
+                  list(res.reads))
 
 
 def _initial(u: tuple, float_mode: str = "fp"):
@@ -307,6 +309,64 @@ def _as_bv_eq(a, b):
     if a.size() != b.size():
         return z3.BoolVal(False)
     return a == b
+
+
+def read_coverage(orig_reads: list, cand_reads: list) -> list[tuple[str, Any]]:
+    """Obligations that the candidate loads no global memory the original does not.
+
+    A candidate may drop, keep or reorder loads, but a load of an address the original
+    never loads may fault on hardware (an unmapped page) where the original does not, and
+    the register and memory-write comparisons cannot see it when the loaded value is
+    unused.  For each candidate load (:class:`asmevo.semantics.z3backend.MemRead`, per
+    generic lane): whenever it touches memory, some original load of the same window or
+    block touches memory in the same lane and its bytes contain the candidate's.
+
+    Returns:
+        ``(name, Bool)`` pairs, one per candidate load; each must be proved valid.
+    """
+    out = []
+    for i, rc in enumerate(cand_reads):
+        alts = []
+        for ro in orig_reads:
+            if ro.size < rc.size:
+                continue
+            if ro.size == rc.size:
+                inside = ro.address == rc.address if not ro.address.eq(rc.address) \
+                    else z3.BoolVal(True)
+            else:
+                inside = z3.ULE(rc.address - ro.address,
+                                z3.BitVecVal(ro.size - rc.size, rc.address.size()))
+            alts.append(z3.And(ro.active, inside))
+        f = z3.Implies(rc.active, z3.Or(alts) if alts else z3.BoolVal(False))
+        out.append((f"read#{i}.covered", f))
+    return out
+
+
+def _reads_not_covered(ra: "SymRun", rb: "SymRun", timeout_ms: int) -> str | None:
+    """None when every load of window ``rb`` is covered by one of ``ra`` (:func:`read_coverage`),
+    else why not (unproved: the caller answers unknown, never equivalent)."""
+    obl = [(n, f) for n, f in read_coverage(ra.reads, rb.reads)
+           if not z3.is_true(z3.simplify(f))]
+    if not obl:
+        return None
+    s = z3.Solver()
+    rl, c0 = set_solver_limits(s, timeout_ms)
+    s.add(z3.Or([z3.Not(f) for _, f in obl]))
+    r = solver_check(s)
+    if r == z3.unsat:
+        return None
+    return ("B loads global memory that A does not load at the same point (a load of an "
+            "address the original never loads may fault): " + ", ".join(n for n, _ in obl)
+            + " not proved covered")
+
+
+def _covered(ra: "SymRun", rb: "SymRun", timeout_ms: int, proved: EquivResult) -> EquivResult:
+    """``proved`` when every load of ``rb`` is covered by one of ``ra``, else unknown."""
+    why = _reads_not_covered(ra, rb, timeout_ms)
+    if why:
+        return EquivResult(UNKNOWN, f"unsupported: {why}", "unsupported",
+                           live_out=proved.live_out)
+    return proved
 
 
 def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
@@ -383,10 +443,11 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
             pairs.append((f"write#{i}.{k}", z3.If(act_a, _bv(fa[k]), _zero(fa[k])),
                           z3.If(act_a, _bv(fb[k]), _zero(fb[k]))))
     if not pairs:
-        return EquivResult(EQUIVALENT, "no live-out unit or memory write", live_out=names)
+        return _covered(ra, rb, timeout_ms,
+                        EquivResult(EQUIVALENT, "no live-out unit or memory write", live_out=names))
     diffs = [(n, a, b) for n, a, b in pairs if not _same_term(a, b)]
     if not diffs:
-        return EquivResult(EQUIVALENT, "identical terms", live_out=names)
+        return _covered(ra, rb, timeout_ms, EquivResult(EQUIVALENT, "identical terms", live_out=names))
     found = _concrete_search(diffs, ra, rb, seed=len(diffs), tries=concrete_tries)
     if found is not None:
         vals, differs = found
@@ -411,7 +472,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
             return EquivResult(UNKNOWN, "equal as IEEE values, but NaN payload propagation is not "
                                "proved (z3's FP theory has a single NaN)", "unsupported",
                                live_out=names)
-        return EquivResult(EQUIVALENT, "proved (unsat)", live_out=names)
+        return _covered(ra, rb, timeout_ms, EquivResult(EQUIVALENT, "proved (unsat)", live_out=names))
     if r == z3.unknown:
         why = unknown_reason(s, rl, c0)
         kind = "timeout" if ("timeout" in why or "canceled" in why or "limit" in why) \

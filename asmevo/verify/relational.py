@@ -925,6 +925,10 @@ class _Prover:
                 obl.append((f"write#{i}.mask", ma == mc))
                 obl.append((f"write#{i}.address", z3.Implies(ma, a.address == c.address)))
                 obl.append((f"write#{i}.value", z3.Implies(ma, a.value == c.value)))
+        # the candidate loads no global memory the original does not load in this block
+        # (an extra load may fault where the original does not; equiv.read_coverage)
+        from .equiv import read_coverage
+        obl += read_coverage(so.st.reads, sc.st.reads)
         if len([s for s in blk.succ]) > 1:
             to, tc = _branch_taken(blk.term_o, so), _branch_taken(blk.term_c, sc)
             if to is None or tc is None:

@@ -214,3 +214,39 @@ def test_structure_that_matches_no_normalisation_stays_unknown(corpus_dir, tmp_p
     cand = _build(_with_kernel(m, nk), tmp_path, "shape")
     v = _verify(corpus_dir, name, cand)
     _not_accepted(v)
+
+
+# -- loads the original never makes (adversarial round on the normalisation, 2026-12-01) -----
+# E (the exit after the FIRST copy) runs only for odd trip counts, which the matvec harness
+# (cols = 96) never launches, so the proof alone judges it.  A load whose value is unused
+# changes no register or memory write, yet may fault where K0 does not: the candidate's
+# loads must each be covered by a load of K0 (equiv.read_coverage).
+
+_PREFETCH = "global_load_dword v6, v[2:3], off"
+
+
+def _with_extra_load(corpus_dir, name, where, text):
+    from asmevo.frontend.asm_parser import parse_instruction
+    m = _pipelined(corpus_dir, name)
+    k = m.kernel(name)
+    bi = self_loops(_load(corpus_dir, name).kernel(name))[0]
+    if where == "H-before-exit":      # the classic pipelining mistake: load the next element
+        H = k.blocks[bi]              # before the exit test
+        H.instructions.insert(len(H.instructions) - 1, parse_instruction(text))
+    else:                             # in E, with a wait (the static memory-order rule)
+        E = k.blocks[-1]
+        E.instructions[:0] = [parse_instruction(text), parse_instruction("s_waitcnt vmcnt(0)")]
+    return m
+
+
+@pytest.mark.parametrize("where,text", [
+    ("H-before-exit", _PREFETCH),
+    ("E", _PREFETCH),
+    ("E", "global_load_dword v6, v7, s[0:1] offset:-4"),
+])
+def test_a_load_the_original_never_makes_is_never_accepted(corpus_dir, tmp_path, where, text):
+    name = "matvec"
+    cand = _build(_with_extra_load(corpus_dir, name, where, text), tmp_path, "extra_load")
+    v = _verify(corpus_dir, name, cand)
+    _not_accepted(v)
+    assert "read#" in v.message or v.outcome == "rejected", v.message
