@@ -34,7 +34,8 @@ for an optimizing compiler", PLDI 2000):
   run both bodies with the shared z3 semantics (:mod:`asmevo.semantics.z3backend`, float
   operations as uninterpreted functions of their bit patterns, so NaN payloads are exact),
   check the block's *obligations* -- the same number of ``s_barrier``\\ s, the same global
-  and LDS writes between them, and the same branch decision -- and check every conjunct
+  and LDS writes between them, the same branch decision, and no global load the original
+  does not make (:func:`asmevo.verify.equiv.read_coverage`) -- and check every conjunct
   of each successor's invariant (assuming the branch condition of the edge); a conjunct z3
   cannot prove (refuted, or undecided in time) is dropped, and the successor is revisited.
   Dropping only weakens an invariant, so the loop ends, and at its fixpoint every block
