@@ -62,9 +62,15 @@ class Progress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as RP, TextColumn, \
             TimeElapsedColumn
+        # auto_refresh=False: no refresh thread.  z3's Python objects release their C
+        # objects in __del__; a garbage collection run by another thread (rich's refresh
+        # thread allocates while the main thread sits in a z3 call, which releases the GIL)
+        # freed them concurrently with that call -- z3 contexts are not thread-safe -- and
+        # the run died with SIGSEGV inside libz3 (reproduced on matvec's relational proofs
+        # at a terminal, never with --quiet).  The bar is redrawn by update() instead.
         self.p = RP(TextColumn("evolve"), BarColumn(), MofNCompleteColumn(),
                     TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-                    console=Console(file=sys.stderr), transient=False)
+                    console=Console(file=sys.stderr), transient=False, auto_refresh=False)
         self.task = self.p.add_task("evolve", total=budget, info="")
         self.p.start()
 
@@ -73,6 +79,7 @@ class Progress:
             self.p.update(self.task, completed=evaluated,
                           info=f"accepted {accepted}  best {speedup:.3f}x ({self.kind})  "
                                f"{rate:.0f}/min")
+            self.p.refresh()
 
     def close(self) -> None:
         if self.p is not None:
