@@ -240,18 +240,23 @@ def exit_now(status: int) -> None:
     at the final flush ends quietly with status 0, as :func:`run_guarded` does."""
     threading = sys.modules.get("threading")
     if threading is not None:
-        for t in threading.enumerate():
-            if t is not threading.main_thread() and not t.daemon:
-                t.join()
+        try:
+            for t in threading.enumerate():
+                if t is not threading.main_thread() and not t.daemon:
+                    t.join()
+        except KeyboardInterrupt:       # a second Ctrl-C while waiting: stop now
+            status = 130
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:      # None: started with stdout closed (>&-)
+            sys.stdout.flush()
     except BrokenPipeError:
         _quiet_stdout()
         status = 0
     except (OSError, ValueError):
         pass
     try:
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.flush()
     except (OSError, ValueError):
         pass
     os._exit(status)

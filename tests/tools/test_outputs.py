@@ -100,3 +100,20 @@ def test_opt_to_dev_null(capsys):
     rc = opt_main(["--passes=dce", str(EX / "vadd_f32.s"), "-o", "/dev/null"])
     assert rc == 0, capsys.readouterr().err
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("cmd", ["dis", "asm"])
+def test_a_command_started_with_stdout_closed_writes_its_file_and_exits_0(tmp_path, cmd):
+    """``asmevo dis K.co -o out.s >&-``: the fast exit (cli.exit_now) flushed a None
+    sys.stdout and ended in a traceback, exit 1 (newcomer test, 2026-12-01)."""
+    import subprocess
+    import sys
+    ex = pathlib.Path(__file__).resolve().parents[2] / "examples"
+    src = ex / ("vadd_f32.co" if cmd == "dis" else "vadd_f32.s")
+    out = tmp_path / ("out.s" if cmd == "dis" else "out.co")
+    r = subprocess.run([sys.executable, "-m", "asmevo", cmd, str(src), "-o", str(out)],
+                       stdout=None, stderr=subprocess.PIPE, text=True,
+                       preexec_fn=lambda: __import__("os").close(1))
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert out.stat().st_size > 0
