@@ -318,26 +318,31 @@ def read_coverage(orig_reads: list, cand_reads: list) -> list[tuple[str, Any]]:
     never loads may fault on hardware (an unmapped page) where the original does not, and
     the register and memory-write comparisons cannot see it when the loaded value is
     unused.  For each candidate load (:class:`asmevo.semantics.z3backend.MemRead`, per
-    generic lane): whenever it touches memory, some original load of the same window or
-    block touches memory in the same lane and its bytes contain the candidate's.
+    generic lane): whenever it touches memory, each of its dwords lies inside the bytes of
+    some original load of the same window or block that touches memory in the same lane.
 
     Returns:
         ``(name, Bool)`` pairs, one per candidate load; each must be proved valid.
     """
     out = []
     for i, rc in enumerate(cand_reads):
-        alts = []
-        for ro in orig_reads:
-            if ro.size < rc.size:
-                continue
-            if ro.size == rc.size:
-                inside = ro.address == rc.address if not ro.address.eq(rc.address) \
-                    else z3.BoolVal(True)
-            else:
-                inside = z3.ULE(rc.address - ro.address,
-                                z3.BitVecVal(ro.size - rc.size, rc.address.size()))
-            alts.append(z3.And(ro.active, inside))
-        f = z3.Implies(rc.active, z3.Or(alts) if alts else z3.BoolVal(False))
+        # each dword of the load on its own, so that a wide load is covered by the narrow
+        # loads it replaces (the widen move: two adjacent dword loads -> one dwordx2)
+        parts = []
+        for k in range(0, rc.size, 4):
+            n = min(4, rc.size - k)
+            a = rc.address + k if k else rc.address
+            alts = []
+            for ro in orig_reads:
+                if ro.size < n:
+                    continue
+                if ro.size == n:
+                    inside = ro.address == a if not ro.address.eq(a) else z3.BoolVal(True)
+                else:
+                    inside = z3.ULE(a - ro.address, z3.BitVecVal(ro.size - n, a.size()))
+                alts.append(z3.And(ro.active, inside))
+            parts.append(z3.Or(alts) if alts else z3.BoolVal(False))
+        f = z3.Implies(rc.active, z3.And(parts) if len(parts) > 1 else parts[0])
         out.append((f"read#{i}.covered", f))
     return out
 

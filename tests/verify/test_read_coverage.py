@@ -27,6 +27,7 @@ def _w(lines):
     "global_load_dword v10, v[6:7], off",              # another address
     "s_load_dword s10, s[0:1], 0x0",                   # a scalar load K0 never makes
     "global_load_dwordx4 v[10:13], v[2:3], off",       # wider than the original's
+    "global_load_dwordx2 v[10:11], v[2:3], off offset:4",  # half inside, half past
 ])
 def test_an_extra_load_is_not_proved(extra):
     r = check_windows(_w(BASE), _w(BASE + [extra]), live_out=LIVE)
@@ -41,6 +42,16 @@ def test_an_extra_load_is_not_proved(extra):
 ])
 def test_a_load_inside_an_original_load_is_proved(extra):
     assert check_windows(_w(BASE), _w(BASE + [extra]), live_out=LIVE).equivalent
+
+
+def test_a_wide_load_over_adjacent_original_loads_is_proved():
+    """The widen move: two adjacent dword loads become one dwordx2."""
+    a = _w(["global_load_dword v4, v[2:3], off", "global_load_dword v5, v[2:3], off offset:4"])
+    b = _w(["global_load_dwordx2 v[4:5], v[2:3], off"])
+    assert check_windows(a, b).equivalent
+    gap = _w(["global_load_dword v4, v[2:3], off", "global_load_dword v5, v[2:3], off offset:8"])
+    wide = _w(["global_load_dwordx4 v[10:13], v[2:3], off", "v_mov_b32 v9, 7"])
+    assert not check_windows(gap + _w(["v_mov_b32 v9, 7"]), wide, live_out=LIVE).equivalent
 
 
 def test_dropped_and_reordered_loads_are_proved():
