@@ -64,6 +64,16 @@ def _const_reader(bits: int, w: int):
     return lambda wv: c
 
 
+def pair_u64(R, i: int):
+    """Registers ``i`` and ``i+1`` of the register file ``R`` (shape (registers, lanes),
+    uint32) as one new uint64 per lane: the two dwords interleaved into one buffer, seen as
+    uint64.  Only on a little-endian host (``_LE``); the caller may modify the result."""
+    out = np.empty((R.shape[1], 2), U32)
+    out[:, 0] = R[i]
+    out[:, 1] = R[i + 1]
+    return out.view(U64).reshape(-1)
+
+
 def reader(op, ty: str, *, hi16: bool = False, vector_ok: bool = True):
     """A closure ``r(wave) -> value`` for source operand ``op`` of type ``ty``.
 
@@ -129,14 +139,9 @@ def _raw_reader(b, ty, w, hi16=False, vector_ok=True):
         if w == 32:
             return (lambda wv: wv.v[i]) if f == "v" else (lambda wv: wv.a[i])
         if w == 64:
-            if _LE:     # the two dwords interleaved into one buffer, seen as uint64
-                def rd64(wv):
-                    R = wv.v if f == "v" else wv.a
-                    out = np.empty((R.shape[1], 2), U32)
-                    out[:, 0] = R[i]
-                    out[:, 1] = R[i + 1]
-                    return out.view(U64).reshape(-1)
-                return rd64
+            if _LE:
+                return (lambda wv: pair_u64(wv.v, i)) if f == "v" else \
+                    (lambda wv: pair_u64(wv.a, i))
             if f == "v":
                 return lambda wv: wv.v[i].astype(U64) | (wv.v[i + 1].astype(U64) << U64(32))
             return lambda wv: wv.a[i].astype(U64) | (wv.a[i + 1].astype(U64) << U64(32))

@@ -30,13 +30,22 @@ import numpy as np
 from ..ir.operands import Imm, Reg, Src
 from ..semantics.immediates import imm_bits
 from ..semantics.npbackend import _fma32
-from .exec_common import U32, U64, _LE, reader
+from .exec_common import U32, U64, _LE, pair_u64, reader
 
 F32, F64 = np.float32, np.float64
 _LOW = U64(0x1FFFFFFF)
 _MID = U64(0x10000000)
 _EXPM = U64(0x7FF0000000000000)
 _TINY = U64(0x3810000000000000)
+
+
+def _put(wv, di: int, val) -> None:
+    """Write ``val`` (64 lanes) to VGPR ``di`` in the lanes EXEC enables (all of them: one
+    assignment)."""
+    if wv.exec_all:
+        wv.v[di] = val
+    else:
+        np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
 
 
 def _plain(op) -> bool:
@@ -93,10 +102,7 @@ def _minmax_same(inst, spec, nxt):
             v = fn(NP, v, v)
         elif xi == di:
             return nxt          # (the value is already there)
-        if wv.exec_all:
-            wv.v[di] = v
-        else:
-            np.copyto(wv.v[di], v, where=wv.exec_mask, casting="unsafe")
+        _put(wv, di, v)
         return nxt
     return run
 
@@ -116,10 +122,7 @@ def _lshl_add_u64(inst, nxt):
 
     def run(wv):
         R = wv.v
-        x = np.empty((R.shape[1], 2), U32)
-        x[:, 0] = R[ai]
-        x[:, 1] = R[ai + 1]
-        x = x.view(U64).reshape(-1)
+        x = pair_u64(R, ai)
         if k:
             x <<= K
         x += rc(wv)
@@ -155,10 +158,7 @@ def _fma_f32(inst, spec, nxt):
             val = _fma32(a, b, c).view(U32)
         else:
             val = s.astype(F32).view(U32)
-        if wv.exec_all:
-            wv.v[di] = val
-        else:
-            np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
+        _put(wv, di, val)
         return nxt
     return run
 
@@ -190,10 +190,7 @@ def _binary32(inst, spec, nxt):
 
     def run(wv):
         val = f(r0(wv), r1(wv))
-        if wv.exec_all:
-            wv.v[di] = val
-        else:
-            np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
+        _put(wv, di, val)
         return nxt
     return run
 
@@ -226,10 +223,7 @@ def _shift32(inst, spec, nxt):
 
     def run(wv):
         val = shift(r1(wv))
-        if wv.exec_all:
-            wv.v[di] = val
-        else:
-            np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
+        _put(wv, di, val)
         return nxt
     return run
 
@@ -244,9 +238,6 @@ def _mov32(inst, spec, nxt):
 
     def run(wv):
         val = r0(wv)
-        if wv.exec_all:
-            wv.v[di] = val
-        else:
-            np.copyto(wv.v[di], val, where=wv.exec_mask, casting="unsafe")
+        _put(wv, di, val)
         return nxt
     return run

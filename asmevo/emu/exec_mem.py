@@ -13,7 +13,7 @@ from ..ir.operands import Imm, Reg, Special, base_of
 from .memory import _ARANGE, _BOR, _MAX, _THREE, _TWO, GlobalMemory, MemoryFault
 from .state import EXEC, LANES, M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from .exec_common import (CompileError, LANE_COUNT, U16, U32, U64, U8, _LE, _b64, _const_reader,
-    _regs_of, _sgpr_index, reader)
+    _regs_of, _sgpr_index, pair_u64, reader)
 
 _ADDR_MASK = ~3 & ((1 << 64) - 1)
 
@@ -406,10 +406,7 @@ def _global_load_v64(ctx, dst, vaddr, offset, ndw, nxt):
         if not wv.exec_any:
             return nxt
         R = wv.v
-        x = np.empty((R.shape[1], 2), U32)
-        x[:, 0] = R[ai]
-        x[:, 1] = R[ai + 1]
-        a = x.view(U64).reshape(-1)
+        a = pair_u64(R, ai)
         if offset:
             a += uoff
         full = wv.exec_all
