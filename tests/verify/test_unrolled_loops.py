@@ -102,6 +102,14 @@ def _manual_unroll(k, bi, np_, invert=True):
     return Kernel(k.name, blocks, k.is_kernel, k.descriptor, k.metadata, k.address)
 
 
+def _loop(corpus_dir, name):
+    """``(module, kernel, loop block index, len(P), len(C))`` of ``name``'s first self-loop."""
+    m = _load(corpus_dir, name)
+    k = m.kernel(name)
+    bi = self_loops(k)[0]
+    return (m, k, bi, *split_loop(k, bi))
+
+
 def _not_accepted(v):
     assert v.status.value != "accepted", v.message
     assert v.outcome in ("rejected", "unknown")
@@ -109,10 +117,7 @@ def _not_accepted(v):
 
 def test_exit_branch_not_inverted_is_never_accepted(corpus_dir, tmp_path):
     name = "matvec"
-    m = _load(corpus_dir, name)
-    k = m.kernel(name)
-    bi = self_loops(k)[0]
-    np_, _ = split_loop(k, bi)
+    m, k, bi, np_, _ = _loop(corpus_dir, name)
     bad = _manual_unroll(k, bi, np_, invert=False)
     cand = _build(_with_kernel(m, bad), tmp_path, "noinvert")
     v = _verify(corpus_dir, name, cand)
@@ -122,10 +127,7 @@ def test_exit_branch_not_inverted_is_never_accepted(corpus_dir, tmp_path):
 
 def test_C_holding_the_scc_write_is_never_accepted(corpus_dir, tmp_path):
     name = "matvec"
-    m = _load(corpus_dir, name)
-    k = m.kernel(name)
-    bi = self_loops(k)[0]
-    np_, _ = split_loop(k, bi)
+    m, k, bi, np_, _ = _loop(corpus_dir, name)
     body = k.blocks[bi].instructions[:-1]
     assert body[np_ - 1].opcode == "s_cmp_eq_u32"
     bad = _manual_unroll(k, bi, np_ - 1)       # s_cmp sunk below the exit test
@@ -143,10 +145,7 @@ def _unrenamed(corpus_dir, name, c1_wait, lead_wait=None):
     a wait put first in M (then every wait the static layer asks for is there, and only
     the values are wrong)."""
     from asmevo.frontend.asm_parser import parse_instruction
-    m = _load(corpus_dir, name)
-    k = m.kernel(name)
-    bi = self_loops(k)[0]
-    np_, nc = split_loop(k, bi)
+    m, k, bi, np_, nc = _loop(corpus_dir, name)
     nk = unroll_self_loop(k, bi)
     M = nk.blocks[bi + 1]
     c1, p2, c2, br = M.instructions[:nc], M.instructions[nc:nc + np_], \
