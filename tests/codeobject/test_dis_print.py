@@ -8,6 +8,7 @@ import pytest
 from asmevo.frontend.disasm import disassemble, disassemble_and_print
 from asmevo.frontend.objdump import StartedObjdump
 from asmevo.ir.printer import print_module
+from tests.codeobject.test_co_roundtrip import _KERNEL_SRC  # v_mov_b32 with a literal, as .long
 
 
 def _code_objects(root):
@@ -28,30 +29,12 @@ def test_dis_text_of_a_repaired_module(tmp_path):
     """A module the check changes (an instruction made raw) is printed again."""
     from asmevo.backend.assemble import assemble_bytes
     path = tmp_path / "lit.co"  # v_mov_b32 with the literal 1.0, which llvm-mc would fold
-    path.write_bytes(assemble_bytes(_LITERAL_KERNEL))
+    path.write_bytes(assemble_bytes(_KERNEL_SRC))
     module, text = disassemble_and_print(str(path))
     assert ".long\t0x7e0002ff, 0x3f800000" in text
     assert text == print_module(module) == print_module(disassemble(str(path)))
 
 
-_LITERAL_KERNEL = """\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
-\t.amdhsa_code_object_version 5
-\t.text
-\t.globl k
-\t.p2align 8
-\t.type k,@function
-k:
-\t.long 0x7e0002ff, 0x3f800000
-\tv_add_f32_e32 v0, 2.0, v0
-\ts_endpgm
-\t.section .rodata,"a",@progbits
-\t.p2align 6
-\t.amdhsa_kernel k
-\t\t.amdhsa_next_free_vgpr 1
-\t\t.amdhsa_next_free_sgpr 0
-\t\t.amdhsa_accum_offset 4
-\t.end_amdhsa_kernel
-"""
 
 
 @pytest.mark.corpus
