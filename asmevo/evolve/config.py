@@ -59,6 +59,7 @@ class EvolveConfig:
     agent_timeout: float = 60.0      #: seconds per agent call
     allow_agent_passes: bool = False  #: run IR pass plugins an agent sends (separate process)
     require: str = "proved"          #: proved | tested
+    chain_proofs: bool = True        #: prove a child against its proved parent first (gate.py)
     executor: str = "local"          #: local | ray
     ray_address: str | None = None
     trials: int = 4                  #: differential trials per candidate (fresh seed each round)
@@ -84,6 +85,8 @@ class EvolveConfig:
             raise BadOption(key, msg)
         if self.require not in ("proved", "tested"):
             bad("require", f"must be 'proved' or 'tested', not {self.require!r}")
+        if not isinstance(self.chain_proofs, bool):
+            bad("chain_proofs", f"must be true or false, not {self.chain_proofs!r}")
         if self.executor not in ("local", "ray"):
             bad("executor", f"must be 'local' or 'ray', not {self.executor!r}")
         for k in ("budget", "jobs", "batch", "trials", "final_trials", "islands", "island_size",
@@ -128,7 +131,7 @@ class EvolveConfig:
         return dataclasses.asdict(self)
 
     #: options that define the search (a resumed run must use the same)
-    SEARCH_KEYS = ("seed", "batch", "operators", "require", "trials", "islands", "island_size",
+    SEARCH_KEYS = ("seed", "batch", "operators", "require", "chain_proofs", "trials", "islands", "island_size",
                    "migration_interval", "stagnation", "ucb_c", "ucb_window", "kernel")
 
 

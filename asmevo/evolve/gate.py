@@ -6,7 +6,14 @@
    stage judges the bytes the hardware would run;
 2. **verify**: :func:`asmevo.verify.verify` at level ``all`` -- static checks and ABI, z3
    window proofs (and the relational proof), differential testing on the round's fresh
-   seed plus the verifier's edge values;
+   seed plus the verifier's edge values.  A child of a parent that was itself *proved*
+   equivalent to K0 is first tried by a **chain of proofs** (:meth:`GateContext._chained`):
+   z3 proves the child equivalent to its parent (windows only: a child differs from its
+   parent by one local edit, where against K0 its windows may be undecided one by one and
+   need the seconds-long relational proof), and the static checks, ABI and differential
+   testing still run against K0 itself.  Equivalence is transitive, so the chain is a proof
+   against K0; when the chain is not proved the full check against K0 runs as before.  The
+   final check (:mod:`asmevo.evolve.report`) always proves the winner against K0 directly;
 3. **time**: only a candidate that passed (``proved``; or ``tested`` with
    ``--require tested``) is scored: by the timing model (``--device emu``), or, on a real
    device (``--device hip[:N]``), by paired, interleaved timed launches of K0, the parent and
@@ -51,6 +58,7 @@ class GateContext:
         self.device = None
         self.samples = int(spec.get("timing_samples", 10))
         self._loaded: dict = {}         # hash -> code object loaded on the device (K0, parents)
+        self._parents: dict = {}        # hash -> proved parent as built (the chain of proofs)
         dev = spec.get("device") or "emu"
         if dev != "emu":
             from ..device import get_device
@@ -125,9 +133,13 @@ class GateContext:
         t["build"] = time.perf_counter() - t0
         res["build"] = how
         t1 = time.perf_counter()
-        v = verify(self.k0, cand, harness=self.harness, level="all", entry=self.kernel,
-                   trials=self.trials, seed=int(task["seed"]), timeout_ms=self.timeout_ms,
-                   diff_cache=self.diff_cache, device=self.device if self.measured else None)
+        v = None
+        if task.get("chain_parent_blocks") is not None:
+            v = self._chained(task, cand)
+        if v is None:
+            v = verify(self.k0, cand, harness=self.harness, level="all", entry=self.kernel,
+                       trials=self.trials, seed=int(task["seed"]), timeout_ms=self.timeout_ms,
+                       diff_cache=self.diff_cache, device=self.device if self.measured else None)
         t["verify"] = time.perf_counter() - t1
         passed = passes_gate(v, self.require)
         res.update(status=v.status.value, outcome=v.outcome, passed=passed, verdict=v.to_json(),
@@ -148,6 +160,64 @@ class GateContext:
             res.update(self.measure(task, cand, image))
             t["measure"] = time.perf_counter() - t3
         return res
+
+    # -- the chain of proofs --------------------------------------------------------------
+    def _chained(self, task: dict, cand):
+        """The candidate's verdict by a chain of proofs, or None when the chain does not
+        decide (then the full check against K0 runs).
+
+        ``task["parent"]`` was *proved* equivalent to K0 (the loop sends
+        ``chain_parent_blocks`` only for such a parent: its stored verdict is ``accepted``,
+        never ``tested``).  Then, against the parent built from those blocks exactly as it
+        was built when it was verified: static checks, ABI and z3 (windows only, no
+        relational proof: it is the expensive fallback below); and against K0 itself:
+        static checks, ABI and differential testing (:func:`asmevo.verify.verify` at level
+        ``diff``).  Accepted only when the proof against the parent is ``accepted`` and
+        testing against K0 found no difference and left nothing undecided.  A difference
+        from K0 is returned as it is (rejected), whatever the proof said.
+
+        Why it is sound: K0 = parent (proved) and parent = child (proved) give K0 = child --
+        equivalence under identical launches is transitive, and so is read coverage (each
+        dword the child loads lies in a load of the parent, each of those in a load of K0:
+        :func:`asmevo.verify.equiv.read_coverage`).  Resource limits are checked against K0
+        directly by the static and ABI layers of the ``diff`` call."""
+        from ..verify import verify
+        from ..verify.verdict import Evidence, Status, Verdict
+        ph = task["parent"]
+        parent = self._parents.get(ph)
+        if parent is None:
+            try:
+                parent, _, _ = self.build_image(task["chain_parent_blocks"])
+            except Exception:
+                return None
+            if len(self._parents) >= 8:
+                self._parents.pop(next(iter(self._parents)))
+            self._parents[ph] = parent
+        vz = verify(parent, cand, level="z3", entry=self.kernel, timeout_ms=self.timeout_ms,
+                    relational=False)
+        if not vz.accepted:
+            return None
+        vd = verify(self.k0, cand, harness=self.harness, level="diff", entry=self.kernel,
+                    trials=self.trials, seed=int(task["seed"]), diff_cache=self.diff_cache,
+                    device=self.device if self.measured else None)
+        if vd.outcome == "rejected":
+            vd.notes.append(f"z3 had proved it equivalent to its parent {ph[:12]}, which was "
+                            "proved equivalent to K0: the chain of proofs is contradicted")
+            return vd
+        if not vd.accepted:
+            return None
+        trials = next((e.message for e in vd.evidence if e.kind == "trials"), "")
+        chain = Evidence("z3", "chain", f"proved equivalent to its parent {ph[:12]}, which was "
+                         "proved equivalent to K0 (equivalence is transitive)",
+                         {"parent": ph, "proof": vz.to_json()})
+        layers = dict(vd.layers)
+        layers["z3"] = "pass"
+        return Verdict(Status.ACCEPTED,
+                       f"proved by a chain: equivalent to its parent {ph[:12]} (z3: "
+                       f"{vz.message}), itself proved equivalent to K0; tested against K0"
+                       + (f": {trials}" if trials else ""),
+                       [chain] + [e for e in vd.evidence], layers, vd.kernels,
+                       vz.notes + vd.notes)
 
     # -- timing on a real device -----------------------------------------------------------
     def _load_k0(self):

@@ -219,6 +219,17 @@ class Run:
         self.last_step_of: dict[str, dict] = {}   # operator -> its latest step (the agent's view)
         self.repeats_of: dict[str, int] = {}      # operator -> duplicates in a row
 
+    def _proved(self, h: str) -> bool:
+        """True when candidate ``h`` is not K0 and its stored verdict is ``accepted``: the
+        verifier *proved* it equivalent to K0 (directly or by a chain of proofs), never only
+        tested (``--require tested`` lets ``unknown-unproved`` candidates into the
+        population: those never start a chain)."""
+        if h is None or h == self.k0_hash:
+            return False
+        r = self.store.db.execute("SELECT status, accepted FROM candidates WHERE hash=?",
+                                  (h,)).fetchone()
+        return r is not None and r[0] == "accepted" and r[1] == 1
+
     def _load_blocks(self, h):
         from .candidate import load_blocks
         r = self.store.db.execute("SELECT blocks FROM candidates WHERE hash=?", (h,)).fetchone()
@@ -490,6 +501,10 @@ class Run:
         work = []
         for _, rec in tasks:
             w = {"hash": rec["hash"], "blocks": rec["blocks"], "seed": seed}
+            if self.cfg.chain_proofs and self._proved(rec["parent"]):
+                # the gate may prove the child against this parent (a chain of proofs)
+                w.update(parent=rec["parent"],
+                         chain_parent_blocks=self.pop.blocks_of(rec["parent"]))
             if self.measured:       # the device times the parent beside the candidate
                 w.update(parent=rec["parent"], k0_hash=self.k0_hash)
                 if rec["parent"] != self.k0_hash:

@@ -170,7 +170,8 @@ def build_report(run, winner, receipt, how, dropped, elapsed, stop_reason, rate)
                       "windows": changed_windows(Kernel(run.kernel, parent_blocks),
                                                  Kernel(run.kernel, blocks)),
                       "cycles_before": pc, "cycles_after": r["cycles"],
-                      "receipt": {"status": r["status"], "layers": (r["verdict"] or {}).get("layers")}
+                      "receipt": {"status": r["status"], "layers": (r["verdict"] or {}).get("layers"),
+                                  "proved_against": _proved_against(r["verdict"])}
                       | ({"timing": {k: (r["verdict"].get("timing") or {}).get(k) for k in
                                      ("accepted", "reason", "s_parent", "s_candidate", "required",
                                       "cv", "device")}}
@@ -264,7 +265,9 @@ def report_md(rep: dict) -> str:
         wins = ", ".join(f"{x['block']}[{x['start']}:{x['end']}]" for x in e["windows"]) or "-"
         L.append(f"{i}. step {e['step']}, **{e['operator']}** {json.dumps(e['params'])}: "
                  f"{e['cycles_before']:.0f} -> {e['cycles_after']:.0f} {source} cycles; windows {wins}; "
-                 f"receipt `{e['receipt']['status']}`.  ")
+                 f"receipt `{e['receipt']['status']}`"
+                 + (f" (proved against its parent `{e['receipt']['proved_against'][:12]}`, itself "
+                    "proved against K0)" if e["receipt"].get("proved_against") else "") + ".  ")
         if e["hypothesis"]:
             L.append(f"   Hypothesis: {e['hypothesis']}")
     L += ["", "## Operators", "", "| operator | proposed | evaluated | passed gate | accepted | "
@@ -340,3 +343,12 @@ def trajectory_figure(rows: list[dict], k0_cycles: float, kernel: str, scorer: d
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def _proved_against(verdict) -> str | None:
+    """The parent's hash when ``verdict`` is a chain of proofs (:meth:`asmevo.evolve.gate.
+    GateContext._chained`), None when the candidate was proved against K0 directly."""
+    for e in (verdict or {}).get("evidence") or []:
+        if e.get("kind") == "chain":
+            return (e.get("data") or {}).get("parent")
+    return None

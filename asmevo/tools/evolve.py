@@ -13,7 +13,7 @@ import sys
 
 #: flag dest -> config key (only flags given on the command line override the config file)
 _KEYS = ("harness", "entry", "kernel", "out", "budget", "time", "seed", "jobs", "batch",
-         "operators", "agent", "agent_timeout", "allow_agent_passes", "require", "executor",
+         "operators", "agent", "agent_timeout", "allow_agent_passes", "require", "chain_proofs", "executor",
          "ray_address", "trials", "final_trials", "islands", "target_speedup", "device", "timing_samples",
          "resume", "quiet")
 
@@ -41,6 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--require", choices=("proved", "tested"), default=S,
                    help="proved: only verifier-proved candidates (default); tested: also those "
                         "differential testing could not tell apart")
+    p.add_argument("--chain-proofs", action=argparse.BooleanOptionalAction, default=S,
+                   help="prove a child against its proved parent first, K0 directly when that "
+                        "fails (default on; the final check always proves the winner against K0)")
     p.add_argument("--executor", choices=("local", "ray"), default=S, help="where candidates are evaluated")
     p.add_argument("--ray-address", default=S, help="Ray cluster address (default: a local cluster)")
     p.add_argument("--trials", type=int, default=S, help="differential trials per candidate (default 4)")

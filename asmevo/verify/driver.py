@@ -118,7 +118,8 @@ def _as_module(x: Any, role: str) -> tuple[Module | None, Verdict | None]:
 def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "all",
            entry: str | None = None, trials: int = 8, seed: int = 0,
            tolerance: tuple[float, float] | None = None, timeout_ms: int = 10_000,
-           memory_order: bool = True, diff_cache: dict | None = None, device=None) -> Verdict:
+           memory_order: bool = True, diff_cache: dict | None = None, device=None,
+           relational: bool = True) -> Verdict:
     """Verify ``candidate`` against ``original``.
 
     Args:
@@ -138,6 +139,9 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
             across many candidates of the same original and harness).
         device: what runs differential testing (an :class:`asmevo.device.Device`; None: the
             embedded emulator).
+        relational: try the relational proof across blocks (and the loop normalisation) when
+            windows are undecided one by one; False leaves them undecided (cheaper: the
+            optimisation loop's chained check, which falls back to a full check against K0).
 
     Returns:
         A :class:`Verdict` (never raises for a bad *candidate*: that is ``build-failed``).
@@ -208,7 +212,8 @@ def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "
     z3v = unproved = None
     if "z3" in layers:
         from .equiv import check_kernels
-        z3v = check_kernels(orig, cand, kernels=kernels, timeout_ms=timeout_ms, relational=True)
+        z3v = check_kernels(orig, cand, kernels=kernels, timeout_ms=timeout_ms,
+                           relational=relational)
         status["z3"] = _layer_state(z3v)
         if z3v.outcome == "rejected":
             return _final(z3v, status, names, parts + [z3v])
