@@ -22,7 +22,12 @@ import sys
 
 from .errors import AsmevoError
 
-#: sub-command -> (module in asmevo.tools, one-line help)
+#: what ``asmevo --help`` says first
+DESCRIPTION = ("asmevo: optimise and verify AMD gfx942 machine code; 'asmevo COMMAND --help' "
+               "describes each command.")
+
+#: sub-command -> (module in asmevo.tools, one-line help); ``opt`` is ``asmevo-opt``
+#: (:func:`asmevo.tools.opt.main`): the same module, options and behaviour
 COMMANDS = {
     "dis": ("dis", "disassemble a code object into reassemblable assembly"),
     "asm": ("asm", "assemble and link assembly text into a code object"),
@@ -33,6 +38,8 @@ COMMANDS = {
     "equiv": ("equiv", "z3 equivalence of two straight-line instruction windows"),
     "evolve": ("evolve", "correctness-gated optimisation loop: K0 in, a verified faster best.co out"),
     "profile": ("profile", "estimated cycles, occupancy, bottleneck and hot windows of a kernel"),
+    "opt": ("opt", "run a pass pipeline over a code object or assembly file (the same as "
+                   "asmevo-opt, same options)"),
     "mcp": ("mcp", "serve asmevo's tools to agents over the Model Context Protocol"),
 }
 
@@ -41,7 +48,7 @@ COMMANDS = {
 STDIN_ARGS = {
     "dis": ("input",), "asm": ("input",), "roundtrip": ("input",), "analyze": ("input",),
     "run": ("input",), "verify": ("original", "candidate"), "equiv": ("a", "b"),
-    "profile": ("input",), "evolve": ("input",),
+    "profile": ("input",), "evolve": ("input",), "opt": ("input",),
 }
 
 
@@ -177,7 +184,7 @@ def _remember_translations() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``asmevo``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="asmevo", description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="asmevo", description=DESCRIPTION,
                                      allow_abbrev=False,
                                      epilog="LLVM conventions: '-' reads standard input / writes "
                                             "standard output; long options may be written with "

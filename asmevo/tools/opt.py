@@ -6,6 +6,9 @@ Usage (modelled on LLVM ``opt -passes=`` and ``mlir-opt``)::
     asmevo-opt --passes=default --stats --verify-each K.s -o K.opt.s
     asmevo-opt --print-passes
 
+``asmevo opt ...`` (``python -m asmevo opt``, dispatched by :mod:`asmevo.cli`) is the same
+command: this module's :func:`add_arguments` and :func:`run`; messages name ``asmevo opt``.
+
 Output by suffix of ``-o``: ``.s``/``.amdgcn`` writes assembly
 (:func:`asmevo.ir.print_module`); ``.co``/``.hsaco``/``.o`` writes a code object,
 patched in place (:func:`asmevo.backend.patch.patch_in_place`) when every
@@ -44,7 +47,14 @@ _TEXT_SUFFIXES = (".s", ".amdgcn", ".asm")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Declare asmevo-opt's options on ``p``."""
+    """Declare asmevo-opt's options on ``p``: the ``asmevo-opt`` parser (:func:`main`) or the
+    ``asmevo opt`` sub-command's (:mod:`asmevo.cli`); messages name ``p.prog``."""
+    from ..cli import add_version_argument
+    p.set_defaults(opt_prog=p.prog)
+    p.epilog = ("LLVM conventions: '-' as the input reads standard input, '-o -' writes "
+                "standard output; long options may be written with one dash (-passes=dce, "
+                "-stats); options are never abbreviated.")
+    add_version_argument(p, p.prog)
     p.add_argument("input", nargs="?", help="code object (.co/.hsaco) or assembly (.s/.amdgcn)")
     p.add_argument("-o", dest="output", metavar="OUT",
                    help="output: .s assembly, .co/.hsaco code object, '-' for stdout "
@@ -164,8 +174,13 @@ def _print_passes(out) -> None:
     out.write(f"default = {registry.DEFAULT_PIPELINE}\n")
 
 
+def _prog(args: argparse.Namespace) -> str:
+    """The command's name in messages: ``asmevo-opt``, or ``asmevo opt``."""
+    return getattr(args, "opt_prog", None) or PROG
+
+
 def _write(module, out_path: str, in_path: str, verbose: bool = False,
-           shown: str | None = None, text_only: bool = False) -> str:
+           shown: str | None = None, text_only: bool = False, prog: str = PROG) -> str:
     """Write ``module`` to ``out_path`` (``.co``/``.hsaco``: code object; else assembly);
     ``shown`` is the path named in messages (the final name when writing a temporary file)."""
     from ..fileio import write_output
@@ -178,7 +193,7 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False,
                               "not available yet; use -o FILE.s", file=out_path) from None
         how = write_code_object(module, out_path, inputs=(in_path,))
         if verbose:
-            sys.stderr.write(f"{PROG}: {shown or out_path}: code object "
+            sys.stderr.write(f"{prog}: {shown or out_path}: code object "
                              f"{'patched in place' if how == 'patched' else 'rebuilt'}\n")
         return "patched" if how == "patched" else "rebuilt"
     from ..backend.rebuild import sync_text_metadata
@@ -203,13 +218,13 @@ def _verify(args, original, module, record: dict | None = None) -> int:
     if record is not None:
         record["verify"] = verdict.to_json()
     if verdict.accepted:
-        sys.stderr.write(f"{PROG}: --verify={args.verify}: {verdict.text()}\n")
+        sys.stderr.write(f"{_prog(args)}: --verify={args.verify}: {verdict.text()}\n")
         return 0
     if verdict.outcome == "unknown":
-        sys.stderr.write(f"{PROG}: warning: --verify={args.verify}: the result is UNPROVED "
+        sys.stderr.write(f"{_prog(args)}: warning: --verify={args.verify}: the result is UNPROVED "
                          f"({verdict.status.value}); output written anyway\n{verdict.text()}\n")
         return 3
-    sys.stderr.write(f"{PROG}: error: --verify={args.verify} did not accept the result "
+    sys.stderr.write(f"{_prog(args)}: error: --verify={args.verify} did not accept the result "
                      f"({verdict.status.value}); no output written\n{verdict.text()}\n")
     return verdict.exit_status or 1
 
@@ -335,7 +350,7 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         os.close(fd)
         try:
             how = _write(module, tmp, args.input, verbose=args.stats, shown=out,
-                         text_only=getattr(args, "S", False))
+                         text_only=getattr(args, "S", False), prog=_prog(args))
             rc = _verify(args, args.input, tmp, record)
             if rc and rc != 3:
                 return rc
@@ -350,7 +365,8 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         rc = _verify(args, original, module, record)
         if rc and rc != 3:
             return rc
-    how = _write(module, out, args.input, verbose=args.stats, text_only=getattr(args, "S", False))
+    how = _write(module, out, args.input, verbose=args.stats, text_only=getattr(args, "S", False),
+                 prog=_prog(args))
     if record is not None:
         record["output_written"] = how
     return rc
@@ -358,15 +374,11 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``asmevo-opt`` console script; returns the exit status."""
-    from ..cli import StdinInputs, add_version_argument, normalize_argv, run_guarded
+    from ..cli import StdinInputs, normalize_argv, run_guarded
     parser = argparse.ArgumentParser(
         prog=PROG, description="run a pass pipeline over a code object or assembly file "
-                               "(docs/passes.md)", allow_abbrev=False,
-        epilog="LLVM conventions: '-' as the input reads standard input, '-o -' writes standard "
-               "output; long options may be written with one dash (-passes=dce, -stats); "
-               "options are never abbreviated.")
+                               "(docs/passes.md)", allow_abbrev=False)
     add_arguments(parser)
-    add_version_argument(parser, PROG)
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = parser.parse_args(normalize_argv(argv, parser))

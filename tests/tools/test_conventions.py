@@ -106,3 +106,35 @@ def test_opt_dash_S_writes_assembly_whatever_the_suffix(tmp_path):
     rc, _, err = _run(["asmevo.tools.opt", "-passes=dce", "-S", str(CO), "-o", str(out)])
     assert rc == 0, err
     assert out.read_text().lstrip().startswith(".amdgcn_target")
+
+
+# -- `python -m asmevo opt` is asmevo-opt (newcomer test) ----------------------------------
+
+def test_python_m_asmevo_opt_is_asmevo_opt(tmp_path):
+    """``asmevo opt`` takes asmevo-opt's options (single-dash ones too) and gives the same
+    output, through the same module; ``asmevo --help`` lists it."""
+    want = _run(["asmevo.tools.opt", "-passes=dce", "-stats", str(CO)])
+    got = _run(["asmevo", "opt", "-passes=dce", "-stats", str(CO)])
+    assert got[0] == want[0] == 0, got[2]
+    assert got[1] == want[1] and "vadd_f32:" in got[1]
+    assert "statistics" in got[2]
+    rc, out, _ = _run(["asmevo", "--help"])
+    assert rc == 0 and "opt" in out.split() and "asmevo-opt" in out
+    rc, out, _ = _run(["asmevo", "opt", "--help"])
+    assert rc == 0 and "--passes" in out and "--verify-each" in out
+    rc, out, _ = _run(["asmevo", "opt", "--version"])
+    assert rc == 0 and out.startswith("asmevo opt 0.")
+
+
+def test_python_m_asmevo_opt_errors_and_stdin(tmp_path):
+    rc, _, err = _run(["asmevo", "opt", "-passes=bogus", str(CO)])
+    assert rc == 2 and err.startswith("asmevo opt: ") and "unknown pass 'bogus'" in err
+    out = tmp_path / "o.co"
+    rc, _, err = _run(["asmevo", "opt", "-passes=dce", "-", "-o", str(out)], stdin=CO.read_bytes())
+    assert rc == 0, err
+    assert out.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_readme_lists_asmevo_opt_subcommand():
+    text = (ROOT / "README.md").read_text()
+    assert "asmevo opt " in text
