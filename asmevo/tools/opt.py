@@ -13,7 +13,7 @@ Output by suffix of ``-o``: ``.s``/``.amdgcn`` writes assembly
 (:func:`asmevo.ir.print_module`); ``.co``/``.hsaco``/``.o`` writes a code object,
 patched in place (:func:`asmevo.backend.patch.patch_in_place`) when every
 change fits, else rebuilt (both through :func:`asmevo.backend.rebuild.write_code_object`;
-``--stats`` says which).
+``--stats`` says which, or that nothing changed when no pass changed the code).
 Without ``-o`` (or with ``-o -``) the assembly goes to stdout.  Reports
 (``--stats``, ``--time-passes``, IR dumps) go to stderr.  ``--json[=FILE]`` writes one
 JSON record (pipeline, per-pass statistics and timing, every pass run, the
@@ -180,9 +180,12 @@ def _prog(args: argparse.Namespace) -> str:
 
 
 def _write(module, out_path: str, in_path: str, verbose: bool = False,
-           shown: str | None = None, text_only: bool = False, prog: str = PROG) -> str:
+           shown: str | None = None, text_only: bool = False, prog: str = PROG,
+           changed: bool = True) -> str:
     """Write ``module`` to ``out_path`` (``.co``/``.hsaco``: code object; else assembly);
-    ``shown`` is the path named in messages (the final name when writing a temporary file)."""
+    ``shown`` is the path named in messages (the final name when writing a temporary file).
+    ``verbose`` (``--stats``) says how a code object was written, or that nothing changed
+    (``changed`` False: no pass changed the code; the output is still written)."""
     from ..fileio import write_output
     from ..ir import print_module
     if out_path.endswith(_CODE_OBJECT_SUFFIXES) and not text_only:
@@ -193,8 +196,12 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False,
                               "not available yet; use -o FILE.s", file=out_path) from None
         how = write_code_object(module, out_path, inputs=(in_path,))
         if verbose:
-            sys.stderr.write(f"{prog}: {shown or out_path}: code object "
-                             f"{'patched in place' if how == 'patched' else 'rebuilt'}\n")
+            if changed:
+                what = "code object " + ("patched in place" if how == "patched" else "rebuilt")
+            else:
+                what = ("nothing changed (no pass changed the code); code object "
+                        + ("written as read" if how == "patched" else "rebuilt"))
+            sys.stderr.write(f"{prog}: {shown or out_path}: {what}\n")
         return "patched" if how == "patched" else "rebuilt"
     from ..backend.rebuild import sync_text_metadata
     sync_text_metadata(module)   # passes that change register counts edit Kernel.metadata
@@ -331,6 +338,7 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
             sys.stderr.write(inst.stats_report())
         if args.time_passes:
             sys.stderr.write(inst.time_report())
+    changed = any(c for _, _, c in inst.log)
     rc = 0
     out = args.output or "-"
     if out != "-":
@@ -350,7 +358,8 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         os.close(fd)
         try:
             how = _write(module, tmp, args.input, verbose=args.stats, shown=out,
-                         text_only=getattr(args, "S", False), prog=_prog(args))
+                         text_only=getattr(args, "S", False), prog=_prog(args),
+                         changed=changed)
             rc = _verify(args, args.input, tmp, record)
             if rc and rc != 3:
                 return rc
@@ -366,7 +375,7 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         if rc and rc != 3:
             return rc
     how = _write(module, out, args.input, verbose=args.stats, text_only=getattr(args, "S", False),
-                 prog=_prog(args))
+                 prog=_prog(args), changed=changed)
     if record is not None:
         record["output_written"] = how
     return rc

@@ -176,3 +176,30 @@ def test_debug_pass_manager(src, tmp_path, capsys, plug):
     assert "Running pass: drop-waits-r on kernel k" not in err
     assert "drop-waits-r made no change on kernel j" in err
     assert "--verify-each skipped after drop-waits-r: no change" in err
+
+
+# -- what --stats says about the written code object (newcomer test) -------------------------
+
+def test_stats_says_nothing_changed_and_still_writes_the_output(tmp_path, capsys):
+    """A pipeline that changes nothing is not reported as "patched in place": --stats says
+    nothing changed, and the code object is written all the same (as read)."""
+    import pathlib
+    co = pathlib.Path(__file__).resolve().parents[2] / "examples" / "vadd_f32.co"
+    out = tmp_path / "o.co"
+    assert main(["--passes=loop-pipeline", "--stats", str(co), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"asmevo-opt: {out}: nothing changed" in err, err
+    assert "patched in place" not in err and "rebuilt" not in err
+    assert out.read_bytes() == co.read_bytes()
+
+
+def test_stats_says_how_a_changed_code_object_was_written(tmp_path, capsys, plug):
+    import pathlib
+    co = pathlib.Path(__file__).resolve().parents[2] / "examples" / "vadd_f32.co"
+    out = tmp_path / "o.co"
+    assert main([f"--load-pass-plugin={plug}", "--passes=drop-waits-r", "--stats", str(co),
+                 "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert (f"asmevo-opt: {out}: code object rebuilt" in err    # a removal does not fit
+            or f"asmevo-opt: {out}: code object patched in place" in err), err
+    assert "nothing changed" not in err
