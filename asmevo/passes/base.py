@@ -36,7 +36,7 @@ class PassResult:
             decide by comparing the instruction lists before and after.
         stats: extra named counters of the pass (``{"rules.mul-pow2": 3}``);
             the manager adds removed/added/moved/modified, s_nop wait states and
-            s_waitcnt changes by itself.
+            s_waitcnt removed/added/changed by itself.
         preserved: analyses still valid (overrides the class's ``preserves``);
             ``None`` means use the class declaration.
     """

@@ -16,8 +16,8 @@
 
 Statistics are measured by the manager from the code itself (so a pass cannot
 misreport them): instructions removed / added / modified in place / moved,
-``s_nop`` wait states (an ``s_nop N`` gives N+1, CDNA3 ISA guide "Manually
-inserted wait states"), and ``s_waitcnt`` instructions removed or changed.
+``s_nop`` wait states removed and added (an ``s_nop N`` gives N+1, CDNA3 ISA guide
+"Manually inserted wait states"), and ``s_waitcnt`` instructions removed, added or changed.
 """
 
 from __future__ import annotations
@@ -130,8 +130,11 @@ def diff_stats(before: list[Instruction], after: list[Instruction]) -> Counter:
     Returns counters ``removed``, ``added``, ``modified`` (an instruction replaced
     in place by a changed copy), ``moved`` (untouched instructions whose order
     changed: kept count minus the longest in-order subsequence),
-    ``nop-wait-states-removed`` (may be negative), ``waitcnt-removed`` and
-    ``waitcnt-changed`` (s_waitcnt rewritten with other counts).
+    ``nop-wait-states-removed`` / ``nop-wait-states-added``, ``waitcnt-removed`` /
+    ``waitcnt-added`` and ``waitcnt-changed`` (s_waitcnt rewritten with other counts).
+    Every counter is >= 0: each changed stretch of code counts what it removed and what it
+    added apart (``removed - added`` is the net change), so a pass that adds waits shows
+    them added, not as a negative removal.
     """
     bpos = {id(x): n for n, x in enumerate(before)}
     aids = {id(x) for x in after}
@@ -140,6 +143,7 @@ def diff_stats(before: list[Instruction], after: list[Instruction]) -> Counter:
     ta = [id(x) if id(x) in aids else ("r", n) for n, x in enumerate(before)]
     tb = [id(x) if id(x) in bpos else ("a", n) for n, x in enumerate(after)]
     removed = added = modified = wc_changed = 0
+    wc_removed = wc_added = ws_removed = ws_added = 0
     sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         if op == "equal":
@@ -150,21 +154,32 @@ def diff_stats(before: list[Instruction], after: list[Instruction]) -> Counter:
         modified += m
         removed += len(left) - m
         added += len(right) - m
-        for x, y in zip(left, right):
-            if x.opcode == "s_waitcnt" and y.opcode == "s_waitcnt" and x.key() != y.key():
-                wc_changed += 1
+        wl = [x for x in left if x.opcode == "s_waitcnt"]
+        wr = [y for y in right if y.opcode == "s_waitcnt"]
+        wc_changed += sum(1 for x, y in zip(wl, wr) if x.key() != y.key())
+        wc_removed += max(0, len(wl) - len(wr))
+        wc_added += max(0, len(wr) - len(wl))
+        net = nop_wait_states(left) - nop_wait_states(right)
+        ws_removed += max(0, net)
+        ws_added += max(0, -net)
     c = Counter()
     c["removed"] = removed
     c["added"] = added
     c["modified"] = modified
     c["moved"] = moved
-    c["nop-wait-states-removed"] = nop_wait_states(before) - nop_wait_states(after)
-    c["waitcnt-removed"] = (sum(1 for x in before if x.opcode == "s_waitcnt")
-                            - sum(1 for x in after if x.opcode == "s_waitcnt"))
+    c["nop-wait-states-removed"] = ws_removed
+    c["nop-wait-states-added"] = ws_added
+    c["waitcnt-removed"] = wc_removed
+    c["waitcnt-added"] = wc_added
     c["waitcnt-changed"] = wc_changed
     c["instructions-before"] = len(before)
     c["instructions-after"] = len(after)
     return c
+
+
+#: the counters :func:`diff_stats` measures, in ``--stats`` column order
+STAT_COLUMNS = ("removed", "added", "modified", "moved", "nop-wait-states-removed",
+                "nop-wait-states-added", "waitcnt-removed", "waitcnt-added", "waitcnt-changed")
 
 
 def _changed(before: list[Instruction], after: list[Instruction]) -> bool:
@@ -288,28 +303,26 @@ class Instrumentation:
 
     def stats_report(self) -> str:
         """The ``--stats`` table, one line per pass (in first-run order), plus totals."""
-        cols = ["removed", "added", "modified", "moved", "nop-wait-states-removed",
-                "waitcnt-removed", "waitcnt-changed"]
-        heads = ["removed", "added", "modified", "moved", "nop-ws-removed", "waitcnt-removed",
-                 "waitcnt-changed"]
+        cols = STAT_COLUMNS
+        heads = [c.replace("nop-wait-states-", "nop-ws-") for c in cols]
+        widths = [max(9, len(h) + 2) for h in heads]
         lines = ["===--- asmevo-opt statistics (instructions; s_nop wait states) ---===",
-                 f"{'pass':<18}" + "".join(f"{h:>16}" for h in heads)]
+                 f"{'pass':<18}" + "".join(f"{h:>{w}}" for h, w in zip(heads, widths))]
         tot = Counter()
         for name in self.order:
             s = self.stats[name]
             tot.update({k: s[k] for k in cols})
-            lines.append(f"{name:<18}" + "".join(f"{s[c]:>16}" for c in cols))
+            lines.append(f"{name:<18}" + "".join(f"{s[c]:>{w}}" for c, w in zip(cols, widths)))
             extra = {k: v for k, v in s.items() if k not in cols
                      and not k.startswith("instructions-") and v}
             for k in sorted(extra):
                 lines.append(f"    {name}.{k} = {extra[k]}")
-        lines.append(f"{'total':<18}" + "".join(f"{tot[c]:>16}" for c in cols))
+        lines.append(f"{'total':<18}" + "".join(f"{tot[c]:>{w}}" for c, w in zip(cols, widths)))
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict:
         """Statistics, timing and the run log as JSON-ready data (``asmevo-opt --json``)."""
-        cols = ["removed", "added", "modified", "moved", "nop-wait-states-removed",
-                "waitcnt-removed", "waitcnt-changed"]
+        cols = STAT_COLUMNS
         passes = []
         for name in self.order:
             st = self.stats[name]

@@ -77,8 +77,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verify-each", action="store_true",
                    help="run static checks after each pass; a pass may not add a violation")
     p.add_argument("--stats", action="store_true",
-                   help="per-pass statistics: instructions removed/added/moved, s_nop wait "
-                        "states, s_waitcnt changes")
+                   help="per-pass statistics: instructions removed/added/modified/moved, s_nop "
+                        "wait states removed/added, s_waitcnt removed/added/changed, and each "
+                        "pass's own counters")
     p.add_argument("--time-passes", action="store_true", help="report time spent in each pass")
     p.add_argument("--kernel", action="append", default=None, metavar="NAME",
                    help="optimise only kernel NAME (repeatable; default: all)")
