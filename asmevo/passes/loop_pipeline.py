@@ -49,7 +49,8 @@ bounds: :func:`asmevo.passes.checks.static_violations`); missing wait states are
 with ``s_nop`` (:func:`asmevo.passes.checks.repair_hazards`), anything else undoes the pass.
 
 One loop per run (``loop=N`` picks block N; by default the first self-loop, in layout
-order, that can be pipelined).  The verifier proves the result against the original with
+order, that can be pipelined).  A kernel left as it was says why in ``--stats``:
+``no-self-loop``, or ``refused.<reason>`` per self-loop (:data:`REFUSALS`, docs/passes.md).  The verifier proves the result against the original with
 the same normalisation (docs/verify.md, "Unrolled loops").
 """
 
@@ -60,7 +61,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..ir import Instruction, Kernel
-from ..ir.operands import Reg, Src, base_of, reg_units
+from ..ir.operands import Label, Reg, Src, base_of, reg_units
 from ..ir.unroll import split_loop, unroll_self_loop
 from .base import Pass, PassResult
 
@@ -199,6 +200,114 @@ def _per_lane_read(inst: Instruction) -> bool:
     return e.kind in ("salu", "smem") or not e.vector or lane_effects(inst)[0]
 
 
+#: ``refused.<reason>`` of ``--stats``: why a self-loop was not pipelined (the kernel is left
+#: as it was).  The preconditions of the normalisation (:func:`asmevo.ir.unroll.split_loop`),
+#: then the pass's own (module docstring).
+REFUSALS = {
+    "not-a-self-loop": "loop=N names a block that does not branch to itself",
+    "frozen-block": "the loop is code no pass edits (unreachable, or the kernarg-preload "
+                    "prologue)",
+    "not-uniform": "the loop branch tests EXEC (s_cbranch_execz/execnz): a divergent loop",
+    "unsupported-branch": "the loop branch is not s_cbranch_scc0/scc1/vccz/vccnz to the "
+                          "block's own label (an unconditional branch, an addend, modifiers)",
+    "entry-block": "the loop is the kernel's entry block",
+    "last-block": "the loop is the kernel's last block (no exit block after it)",
+    "body-too-short": "the loop body is a single instruction",
+    "last-block-falls-through": "the kernel's last block does not end in s_endpgm or "
+                                "s_branch",
+    "duplicate-labels": "two blocks carry the same label",
+    "position-dependent": "the kernel reads the program counter (s_getpc_b64) or holds a "
+                          "symbolic (PC-relative) operand: moving code would change it",
+    "unknown-branch-target": "a branch targets a label outside the kernel or with an addend",
+    "body-not-duplicable": "the loop body holds a branch, s_endpgm, an undecodable word, a "
+                           "label or expression operand, or an instruction missing from the "
+                           "ISA table",
+    "exit-test-last": "the body's last instruction writes the branch's condition (SCC/VCC): "
+                      "no tail C to move across the exit test",
+    "tail-not-movable": "the body's last instruction may not move across the exit branch "
+                        "(barrier, message, EXEC write, no semantics...)",
+    "condition-not-written": "nothing in the body writes the branch's condition: no head P",
+    "too-long": "the unrolled kernel would be too long for a branch's 16-bit offset",
+    "side-effects": "P or C writes memory, orders memory, has another side effect or is not "
+                    "understood",
+    "true-dependence": "P reads a register C writes",
+    "output-dependence": "P and C write the same register",
+    "special-register": "P writes a special register (EXEC, VCC, M0...) C reads",
+    "no-def": "P does not write a register to rename (one P writes and C reads) before "
+              "reading it",
+    "implicit-def": "a register to rename is not written through an explicit VGPR/SGPR "
+                    "operand",
+    "read-before-write": "P reads a register to rename before writing it",
+    "later-write": "P writes a register to rename again after its last full write",
+    "exec-write": "EXEC changes after the write of a VGPR to rename",
+    "cross-lane-read": "a renamed VGPR is read across lanes",
+    "live-at-exit": "a register to rename is live after the loop",
+    "no-free-register": "no free aligned register inside the allocation",
+    "partial-def": "the write of a register to rename is not one full per-lane write "
+                   "(partial, tied, DPP/SDWA, d16, v_writelane, MFMA...)",
+    "mixed-read": "a read mixes a renamed register with others or reads it implicitly",
+    "conflict-left": "a dependence between the copies remains after renaming",
+    "static-violation": "the result adds a static violation s_nops cannot repair",
+    "not-normalisable": "the normalisation refused the loop for a reason not listed here",
+}
+
+
+def _branches_to_itself(block) -> bool:
+    """Does ``block`` end in a branch to its own label (a self-loop of any kind)?"""
+    if not block.label or not block.instructions:
+        return False
+    br = block.instructions[-1]
+    return (br.opcode == "s_branch" or br.opcode.startswith("s_cbranch")) and any(
+        isinstance(o, Label) and o.name == block.label for o in br.operands)
+
+
+def _why_not_split(kernel: Kernel, bi: int) -> str:
+    """The :data:`REFUSALS` tag of the first precondition of
+    :func:`asmevo.ir.unroll.split_loop` that self-loop block ``bi`` fails, checked in
+    split_loop's order with its helpers (for ``--stats`` only: split_loop decides)."""
+    from ..ir import unroll as U
+    blocks = kernel.blocks
+    b = blocks[bi]
+    br = b.instructions[-1]
+    kind = U.cond_kind(br.opcode)
+    if kind is None:
+        return "not-uniform" if br.opcode.startswith("s_cbranch_exec") else "unsupported-branch"
+    if bi == 0:
+        return "entry-block"
+    if bi == len(blocks) - 1:
+        return "last-block"
+    if len(b.instructions) < 3:
+        return "body-too-short"
+    t = br.operands[0] if len(br.operands) == 1 else None
+    if br.modifiers or not (isinstance(t, Label) and t.addend == 0):
+        return "unsupported-branch"
+    last = blocks[-1].instructions
+    if not last or not (last[-1].opcode.startswith("s_endpgm") or last[-1].opcode == "s_branch"):
+        return "last-block-falls-through"
+    labels = [x.label for x in blocks if x.label]
+    if len(labels) != len(set(labels)):
+        return "duplicate-labels"
+    for x in blocks:
+        for inst in x.instructions:
+            op = inst.opcode
+            if op in U._INDIRECT or U._symbolic(inst):
+                return "position-dependent"
+            if op == "s_branch" or op.startswith("s_cbranch"):
+                lab = [o for o in inst.operands if isinstance(o, Label)]
+                if len(lab) != 1 or lab[0].addend or lab[0].name not in labels:
+                    return "unknown-branch-target"
+    body = b.instructions[:-1]
+    if not all(U._body_ok(i) for i in body):
+        return "body-not-duplicable"
+    cond = U._COND_UNITS[kind]
+    if not U._c_ok(body[-1], cond):
+        w = U.writes(body[-1])
+        return "exit-test-last" if w is not None and w & cond else "tail-not-movable"
+    if all(U._c_ok(i, cond) for i in body):
+        return "condition-not-written"
+    return "not-normalisable"   # split_loop refused for a reason not listed here
+
+
 @dataclass
 class LoopPipeline(Pass):
     """Depth-2 software pipelining of a uniform self-loop (module docstring)."""
@@ -210,7 +319,10 @@ class LoopPipeline(Pass):
         "min": -1})
 
     def run(self, kernel: Kernel, am) -> PassResult:
-        """Pipeline one loop of ``kernel``; stats ``pipelined``, ``renamed``, ``refused``."""
+        """Pipeline one loop of ``kernel``; stats ``pipelined``, ``renamed``, and why a
+        kernel is left as it was: ``skipped-kernels`` (a CFG the passes do not touch),
+        ``no-self-loop`` (no block branches to itself), or per self-loop not pipelined
+        ``refused`` and ``refused.<reason>`` (:data:`REFUSALS`)."""
         from .checks import frozen_blocks
         from .liveness import kernel_flow
         stats = Counter()
@@ -218,16 +330,23 @@ class LoopPipeline(Pass):
         if not kernel_flow(kernel).ok:
             stats["skipped-kernels"] += 1
             return PassResult(changed=False, stats=stats)
+        loops = [bi for bi, b in enumerate(kernel.blocks) if _branches_to_itself(b)]
+        if not loops and self.loop < 0:
+            stats["no-self-loop"] += 1
+            return PassResult(changed=False, stats=stats)
         frozen = frozen_blocks(kernel, module)
-        todo = [self.loop] if self.loop >= 0 else range(len(kernel.blocks))
-        for bi in todo:
-            if bi >= len(kernel.blocks) or id(kernel.blocks[bi]) in frozen \
-                    or split_loop(kernel, bi) is None:
-                continue
-            why = self._pipeline(kernel, bi, am, module, stats)
-            if why is None:
-                stats["pipelined"] += 1
-                return PassResult(stats=stats)
+        for bi in ([self.loop] if self.loop >= 0 else loops):
+            if bi not in loops:
+                why = "not-a-self-loop"                 # loop=N names another block
+            elif id(kernel.blocks[bi]) in frozen:
+                why = "frozen-block"
+            elif split_loop(kernel, bi) is None:
+                why = _why_not_split(kernel, bi)
+            else:
+                why = self._pipeline(kernel, bi, am, module, stats)
+                if why is None:
+                    stats["pipelined"] += 1
+                    return PassResult(stats=stats)
             stats["refused"] += 1
             stats[f"refused.{why}"] += 1
         return PassResult(changed=False, stats=stats)
@@ -242,8 +361,8 @@ class LoopPipeline(Pass):
         for k in (module.kernels if module is not None else [kernel]):
             taken |= k.labels()
         nk = unroll_self_loop(kernel, bi, taken_labels=taken)
-        if nk is None:
-            return "no-normalisation"
+        if nk is None:      # split_loop held: the unrolled kernel would be too long
+            return "too-long"
         body = kernel.blocks[bi].instructions[:-1]
         P, C = body[:np_], body[np_:]
         if not all(_movable(i) for i in P + C):

@@ -44,14 +44,65 @@ def _run(text):
 @pytest.mark.parametrize("c,why", [
     ("global_store_dword v[2:3], v1, off", "side-effects"),          # a store in C
     ("v_mov_b32 v2, v1", "true-dependence"),                          # P reads what C writes
-    ("v_add_f32_e32 v4, v4, v1\n  s_nop 0\n  s_barrier", None),        # barrier: C empty
+    ("v_add_f32_e32 v4, v4, v1\n  s_nop 0\n  s_barrier", "tail-not-movable"),  # C empty
+    ("v_add_f32_e32 v4, v4, v1\n  s_cmp_eq_u32 s4, 1", "exit-test-last"),       # C empty
 ])
 def test_refusals_leave_the_kernel_alone(c, why):
     k, before, r = _run(TEXT.format(c=c))
     assert r.changed is False
     assert [b.instructions for b in k.blocks] == before
-    if why:
-        assert r.stats.get(f"refused.{why}") == 1, r.stats
+    assert r.stats.get(f"refused.{why}") == 1 and r.stats.get("refused") == 1, r.stats
+
+
+NO_LOOP = """
+.text
+.globl k
+.type k,@function
+k:
+  v_add_f32_e32 v1, v1, v1
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("text,stat", [
+    (NO_LOOP, "no-self-loop"),                                                  # no loop
+    (TEXT.format(c="v_add_f32_e32 v4, v4, v1").replace("s_cbranch_scc0", "s_cbranch_execnz"),
+     "refused.not-uniform"),                                                    # divergent
+])
+def test_a_kernel_left_alone_says_why(text, stat):
+    """Newcomer test: the pass changed nothing and --stats gave no reason."""
+    k, before, r = _run(text)
+    assert r.changed is False and [b.instructions for b in k.blocks] == before
+    assert r.stats.get(stat) == 1, r.stats
+
+
+def test_loop_option_naming_another_block_says_so():
+    m = parse_asm(TEXT.format(c="v_add_f32_e32 v4, v4, v1"), "t.s")
+    r = LoopPipeline(loop=0).run(m.kernels[0], AnalysisManager(m))
+    assert r.changed is False and r.stats.get("refused.not-a-self-loop") == 1, r.stats
+
+
+def test_every_reason_is_documented():
+    import pathlib
+    import re
+    from asmevo.passes import loop_pipeline
+    src = pathlib.Path(loop_pipeline.__file__).read_text()
+    returned = {t for line in src.splitlines()
+                if re.match(r"\s*(return|why =) .*\"", line) and '" in ' not in line
+                for t in re.findall(r'"([a-z]+(?:-[a-z]+)+)"', line.split("#")[0])}
+    assert {"side-effects", "not-a-self-loop", "tail-not-movable", "exit-test-last"} <= returned
+    assert returned <= set(loop_pipeline.REFUSALS), returned - set(loop_pipeline.REFUSALS)
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "passes.md").read_text()
+    missing = [t for t in loop_pipeline.REFUSALS if f"`{t}`" not in doc]
+    assert not missing, missing
+
+
+def test_asmevo_opt_stats_says_why_nothing_changed(capsys):
+    import pathlib
+    from asmevo.tools.opt import main
+    co = pathlib.Path(__file__).resolve().parents[2] / "examples" / "vadd_f32.co"
+    assert main(["--passes=loop-pipeline", "--stats", str(co), "-o", "/dev/null"]) == 0
+    assert "loop-pipeline.no-self-loop = 1" in capsys.readouterr().err
 
 
 def test_no_register_budget_no_change():
@@ -98,15 +149,20 @@ def test_pipelines_the_corpus_loops_bit_identically(corpus_dir, name):
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("name", ["mfma_32x32x8_f16", "row_sum", "sgemm_tiled", "vadd_f32"])
-def test_loops_it_cannot_pipeline_are_left_alone(corpus_dir, name):
+@pytest.mark.parametrize("name,why", [("mfma_32x32x8_f16", "refused.true-dependence"),
+                                      ("row_sum", "refused.not-uniform"),
+                                      ("sgemm_tiled", "refused.tail-not-movable"),
+                                      ("vadd_f32", "no-self-loop")])
+def test_loops_it_cannot_pipeline_are_left_alone(corpus_dir, name, why):
     """mfma: the loop's C updates the address P reads (a true dependence); row_sum: a
-    divergent (execnz) loop; sgemm_tiled: the loop ends in s_barrier; vadd: no loop."""
+    divergent (execnz) loop; sgemm_tiled: the loop ends in s_barrier; vadd: no loop.
+    --stats says which."""
     from asmevo.frontend.loader import load
     m = load(str(corpus_dir / f"{name}.co"))
     before = [i.key() for i in m.kernel(name).instructions()]
-    run_pipeline(m, "loop-pipeline", kernels=[name])
+    inst = run_pipeline(m, "loop-pipeline", kernels=[name])
     assert [i.key() for i in m.kernel(name).instructions()] == before
+    assert inst.stats["loop-pipeline"][why] == 1, inst.stats["loop-pipeline"]
 
 
 @pytest.mark.corpus
