@@ -317,6 +317,11 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
     if args.verify in ("diff", "all") and not args.harness:
         raise AsmevoError(f"--verify={args.verify} needs --harness H.json")
     module = _load(args.input)
+    if args.verify and (args.harness or args.entry):
+        # a wrong --entry is bad input, said before any pass runs (as asmevo verify says it)
+        from .verify import checked_entry
+        checked_entry(args.harness, args.entry, args.input,
+                      kernels=[k.name for k in module.kernels if k.is_kernel])
     original = _load(args.input) if args.verify else None
     inst = mgr.Instrumentation(print_before=args.print_before, print_after=args.print_after,
                                print_before_all=args.print_before_all,
