@@ -50,8 +50,9 @@ with ``s_nop`` (:func:`asmevo.passes.checks.repair_hazards`), anything else undo
 
 One loop per run (``loop=N`` picks block N; by default the first self-loop, in layout
 order, that can be pipelined).  A kernel left as it was says why in ``--stats``:
-``no-self-loop``, or ``refused.<reason>`` per self-loop (:data:`REFUSALS`, docs/passes.md).  The verifier proves the result against the original with
-the same normalisation (docs/verify.md, "Unrolled loops").
+``no-self-loop``, or ``refused.<reason>`` per self-loop (:data:`REFUSALS`, docs/passes.md).
+The verifier proves the result against the original with the same normalisation
+(docs/verify.md, "Unrolled loops").
 """
 
 from __future__ import annotations

@@ -229,11 +229,12 @@ def _verify(args, original, module, record: dict | None = None) -> int:
         sys.stderr.write(f"{_prog(args)}: --verify={args.verify}: {verdict.text()}\n")
         return 0
     if verdict.outcome == "unknown":
-        sys.stderr.write(f"{_prog(args)}: warning: --verify={args.verify}: the result is UNPROVED "
-                         f"({verdict.status.value}); output written anyway\n{verdict.text()}\n")
+        sys.stderr.write(f"{_prog(args)}: warning: --verify={args.verify}: the result is "
+                         f"UNPROVED ({verdict.status.value}); output written anyway\n"
+                         f"{verdict.text()}\n")
         return 3
-    sys.stderr.write(f"{_prog(args)}: error: --verify={args.verify} did not accept the result "
-                     f"({verdict.status.value}); no output written\n{verdict.text()}\n")
+    sys.stderr.write(f"{_prog(args)}: error: --verify={args.verify} did not accept the "
+                     f"result ({verdict.status.value}); no output written\n{verdict.text()}\n")
     return verdict.exit_status or 1
 
 
