@@ -219,6 +219,15 @@ class Run:
         self.last_step_of: dict[str, dict] = {}   # operator -> its latest step (the agent's view)
         self.repeats_of: dict[str, int] = {}      # operator -> duplicates in a row
 
+    def chain_fields(self, parent: str) -> dict:
+        """Task fields that let the gate prove a child of ``parent`` by a chain of proofs
+        (:meth:`asmevo.evolve.gate.GateContext._chained`): ``parent`` and its blocks when it
+        was proved equivalent to K0 and ``chain_proofs`` is on, else nothing (the gate then
+        verifies against K0 only).  Used by the loop and by agent sessions (MCP)."""
+        if self.cfg.chain_proofs and self._proved(parent):
+            return {"parent": parent, "chain_parent_blocks": self.pop.blocks_of(parent)}
+        return {}
+
     def _proved(self, h: str) -> bool:
         """True when candidate ``h`` is not K0 and its stored verdict is ``accepted``: the
         verifier *proved* it equivalent to K0 (directly or by a chain of proofs), never only
@@ -501,10 +510,7 @@ class Run:
         work = []
         for _, rec in tasks:
             w = {"hash": rec["hash"], "blocks": rec["blocks"], "seed": seed}
-            if self.cfg.chain_proofs and self._proved(rec["parent"]):
-                # the gate may prove the child against this parent (a chain of proofs)
-                w.update(parent=rec["parent"],
-                         chain_parent_blocks=self.pop.blocks_of(rec["parent"]))
+            w.update(self.chain_fields(rec["parent"]))
             if self.measured:       # the device times the parent beside the candidate
                 w.update(parent=rec["parent"], k0_hash=self.k0_hash)
                 if rec["parent"] != self.k0_hash:

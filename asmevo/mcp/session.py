@@ -270,8 +270,9 @@ class Session:
                    "hypothesis": hypothesis[:2000], "listing": "\n".join(canonical_lines(kk)),
                    "blocks": kernel_blocks(kk)}
             from ..evolve.loop import derive
-            res = next(iter(lin.executor.map([{"hash": h, "blocks": rec["blocks"],
-                                                "seed": derive(run.cfg.seed, "mcp", step)}])))
+            task = {"hash": h, "blocks": rec["blocks"], "seed": derive(run.cfg.seed, "mcp", step)}
+            task.update(run.chain_fields(ph))   # as in the loop: a chain of proofs when it can
+            res = next(iter(lin.executor.map([task])))
             run.settle(rec, res)      # the loop's own rule: receipt, slower-than-parent
             run.store.add_candidate(rec)
         run.store.add_step(s)
