@@ -142,7 +142,9 @@ class GateContext:
                        diff_cache=self.diff_cache, device=self.device if self.measured else None)
         t["verify"] = time.perf_counter() - t1
         passed = passes_gate(v, self.require)
-        res.update(status=v.status.value, outcome=v.outcome, passed=passed, verdict=v.to_json(),
+        from ..verify import VERIFIER_VERSION
+        res.update(status=v.status.value, outcome=v.outcome, passed=passed,
+                   verdict=dict(v.to_json(), verifier=VERIFIER_VERSION),
                    gate=("proved" if v.accepted else "tested") if passed else None)
         if len(self.diff_cache) > 64:
             self.diff_cache.clear()
@@ -183,11 +185,17 @@ class GateContext:
         directly by the static and ABI layers of the ``diff`` call."""
         from ..verify import verify
         from ..verify.verdict import Evidence, Status, Verdict
+        from ..ir.module import Kernel
+        from .candidate import content_hash
         ph = task["parent"]
         parent = self._parents.get(ph)
         if parent is None:
+            blocks = task["chain_parent_blocks"]
+            # the code must be what the parent's key says (the store is not trusted)
+            if content_hash(Kernel(self.kernel, blocks)) != ph:
+                return None
             try:
-                parent, _, _ = self.build_image(task["chain_parent_blocks"])
+                parent, _, _ = self.build_image(blocks)
             except Exception:
                 return None
             if len(self._parents) >= 8:

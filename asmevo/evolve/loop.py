@@ -232,12 +232,20 @@ class Run:
         """True when candidate ``h`` is not K0 and its stored verdict is ``accepted``: the
         verifier *proved* it equivalent to K0 (directly or by a chain of proofs), never only
         tested (``--require tested`` lets ``unknown-unproved`` candidates into the
-        population: those never start a chain)."""
+        population: those never start a chain); and that verdict was given by this version
+        of the verifier (:data:`asmevo.verify.VERIFIER_VERSION`).  The gate checks that the
+        parent's code hashes to ``h``."""
+        from ..verify import VERIFIER_VERSION
         if h is None or h == self.k0_hash:
             return False
-        r = self.store.db.execute("SELECT status, accepted FROM candidates WHERE hash=?",
+        r = self.store.db.execute("SELECT status, accepted, verdict FROM candidates WHERE hash=?",
                                   (h,)).fetchone()
-        return r is not None and r[0] == "accepted" and r[1] == 1
+        if r is None or r[0] != "accepted" or r[1] != 1:
+            return False
+        try:   # given by this verifier (a run resumed after a soundness fix starts afresh)
+            return json.loads(r[2]).get("verifier") == VERIFIER_VERSION
+        except (TypeError, ValueError, AttributeError):
+            return False
 
     def _load_blocks(self, h):
         from .candidate import load_blocks

@@ -14,6 +14,13 @@ from __future__ import annotations
 
 from .verdict import Evidence, Status, Verdict
 
+#: Raised by one whenever a fix changes what the verifier may accept (a soundness fix).
+#: ``asmevo evolve`` stamps every gate verdict with it and lets a stored verdict start a chain
+#: of proofs (:meth:`asmevo.evolve.gate.GateContext._chained`) only when it was given by this
+#: version: a run directory resumed after such a fix must not build on a verdict the fixed
+#: verifier might refuse.
+VERIFIER_VERSION = 2
+
 
 def verify(*args, **kwargs) -> Verdict:
     """See :func:`asmevo.verify.driver.verify`."""
@@ -27,4 +34,4 @@ def check_windows(*args, **kwargs):
     return _cw(*args, **kwargs)
 
 
-__all__ = ["Evidence", "Status", "Verdict", "check_windows", "verify"]
+__all__ = ["VERIFIER_VERSION", "Evidence", "Status", "Verdict", "check_windows", "verify"]

@@ -10,6 +10,7 @@ say which parent the proof went through."""
 from __future__ import annotations
 
 import copy
+import json
 import sqlite3
 import types
 
@@ -85,6 +86,11 @@ def _task(kernels, cand: str, parent: str | None):
     return t, (t.get("parent") or "")
 
 
+def build_module(g, blocks):
+    m, _, _ = g.build_image(blocks)
+    return m
+
+
 def _kinds(res):
     return [e["kind"] for e in res["verdict"]["evidence"]]
 
@@ -129,14 +135,46 @@ def test_only_proved_parents_start_a_chain():
     unknown candidates no."""
     from asmevo.evolve.loop import Run
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE candidates (hash TEXT PRIMARY KEY, status TEXT, accepted INTEGER)")
-    db.executemany("INSERT INTO candidates VALUES (?, ?, ?)",
-                   [("k0", "accepted", 1), ("proved", "accepted", 1),
-                    ("tested", "unknown-unproved", 1), ("slower", "rejected-slower", 0)])
+    from asmevo.verify import VERIFIER_VERSION
+    db.execute("CREATE TABLE candidates (hash TEXT PRIMARY KEY, status TEXT, accepted INTEGER, "
+               "verdict TEXT)")
+    now = json.dumps({"status": "accepted", "verifier": VERIFIER_VERSION})
+    db.executemany("INSERT INTO candidates VALUES (?, ?, ?, ?)",
+                   [("k0", "accepted", 1, now), ("proved", "accepted", 1, now),
+                    ("tested", "unknown-unproved", 1, now), ("slower", "rejected-slower", 0, now),
+                    ("stale", "accepted", 1, json.dumps({"verifier": VERIFIER_VERSION - 1})),
+                    ("unstamped", "accepted", 1, json.dumps({"status": "accepted"})),
+                    ("garbled", "accepted", 1, "not json")])
     run = types.SimpleNamespace(k0_hash="k0", store=types.SimpleNamespace(db=db))
-    got = {h: Run._proved(run, h) for h in ("k0", "proved", "tested", "slower", "missing", None)}
-    assert got == {"k0": False, "proved": True, "tested": False, "slower": False,
-                   "missing": False, None: False}
+    names = ("k0", "proved", "tested", "slower", "stale", "unstamped", "garbled", "missing", None)
+    got = {h: Run._proved(run, h) for h in names}
+    assert got == {h: h == "proved" for h in names}
+
+
+def test_a_parent_whose_code_is_not_its_key_starts_no_chain(kernels):
+    """The blocks sent as the parent must hash to the parent's key (the store is not
+    trusted): a wrong parent's code under a proved parent's key is refused, and the child
+    is checked against K0 directly."""
+    from asmevo.evolve.candidate import content_hash
+    t, _ = _task(kernels, "wrong_child", "wrong_parent")
+    _, _, good = kernels["parent"]
+    t["parent"] = content_hash(good.kernel(KERNEL))      # a key the blocks do not hash to
+    from asmevo.evolve.gate import GateContext
+    co, h, _ = kernels["k0"]
+    g = GateContext({"k0": str(co), "harness": str(h), "kernel": KERNEL, "trials": 4})
+    try:                 # a new gate: nothing cached under that key
+        assert g._chained(t, build_module(g, t["blocks"])) is None
+        res = g.evaluate(t)
+    finally:
+        g.close()
+    assert res["outcome"] == "rejected" and "chain" not in _kinds(res)
+    assert not any("contradicted" in n for n in res["verdict"]["notes"])
+
+
+def test_gate_verdicts_carry_the_verifier_version(gate, kernels):
+    from asmevo.verify import VERIFIER_VERSION
+    t, _ = _task(kernels, "child", "parent")
+    assert gate.evaluate(t)["verdict"]["verifier"] == VERIFIER_VERSION
 
 
 def test_the_chain_proofs_option_validates(tmp_path):
