@@ -261,10 +261,12 @@ def _symbol_directives(sym: Symbol, typ: str, *, with_visibility: bool = True) -
     return out
 
 
-def _instructions(lst: Listing, start: int, parsed: dict) -> list[Instruction]:
+def _instructions(lst: Listing, start: int, parsed: dict,
+                  first: dict | None = None) -> list[Instruction]:
     """Instructions of the listing's lines from ``start`` on; ``parsed``: listing text ->
     (opcode, operands, modifiers) or ``None`` (not parsed: a raw instruction), shared by the
-    calls of one listing (a kernel repeats few distinct lines)."""
+    calls of one listing (a kernel repeats few distinct lines); ``first`` (when given, shared
+    likewise): listing text -> the index of its first line, filled as texts are first met."""
     from .asm_parser import parse_line
     insts = []
     append = insts.append
@@ -280,6 +282,8 @@ def _instructions(lst: Listing, start: int, parsed: dict) -> list[Instruction]:
                 labels, stmt = (), None
             r = None if labels or stmt is None or stmt[0] != "i" else stmt[1:4]
             parsed[t] = r
+            if first is not None:
+                first[t] = start + len(insts)
         if r is not None:
             inst = Instruction(r[0], r[1], r[2], encoding=encoding, address=address)
         else:
@@ -296,6 +300,10 @@ class _Builder:
         self.listing = listing
         #: the instructions when made while the listing was read (:func:`disassemble`)
         self.prebuilt: list[Instruction] | None = None
+        #: listing text -> index of its first line (:func:`_instructions`), once made
+        self.first: dict[str, int] | None = None
+        #: listing text -> its printed line, for the texts :func:`_quick_check` printed
+        self.printed: dict[str, str] = {}
         #: work for the check to do while its llvm-mc runs (:func:`disassemble_and_print`)
         self.meanwhile: _Meanwhile | None = None
         self.text = co.text
@@ -336,7 +344,8 @@ class _Builder:
     def make_instructions(self) -> list[Instruction]:
         if self.prebuilt is not None:
             return self.prebuilt
-        return _instructions(self.listing, 0, {})
+        self.first = {}
+        return _instructions(self.listing, 0, {}, self.first)
 
     # -- .text ----------------------------------------------------------
 
@@ -345,7 +354,10 @@ class _Builder:
         text_end = t.addr + t.size
         insts = self.make_instructions()
         self.insts = insts
-        self.index = index = dict(zip(map(attrgetter("address"), insts), range(len(insts))))
+        # (one instruction per listing line: the listing's addresses are theirs)
+        addresses = self.listing.addresses if len(insts) == len(self.listing) \
+            else list(map(attrgetter("address"), insts))
+        self.index = index = dict(zip(addresses, range(len(insts))))
         opcodes = list(map(attrgetter("opcode"), insts))
         # symbols in .text
         funcs: list[Symbol] = []
@@ -883,13 +895,15 @@ def disassemble(code_object: CodeObject | str | os.PathLike, *, check: bool = Tr
         else:  # parse (and make instructions) while llvm-objdump writes the listing
             lst = Listing()
             parsed: dict = {}
+            first: dict = {}
             insts: list[Instruction] = []
             for piece in listing.chunks():
                 n = len(lst)
                 lst.feed(piece)
-                insts += _instructions(lst, n, parsed)
+                insts += _instructions(lst, n, parsed, first)
             b = _Builder(co, lst.finish())
             b.prebuilt = insts
+            b.first = first
         b.check_listing()
         b.items.append(Directive(".amdgcn_target", f'"{co.target_id}"'))
         b.items.append(Directive(".amdhsa_code_object_version", str(co.code_object_version)))
@@ -932,12 +946,20 @@ def _print_built(module: Module, b: _Builder) -> str:
     insts = b.insts
     index = b.index
     branch_ops = b.branch_ops
-    own = {id(x) for p in b.pcrel for x in p[:2]}
-    special = [n for n, inst in enumerate(insts)
-               if inst.raw or inst.opcode in branch_ops or id(inst) in own]
+    first = b.first
+    if first is None or len(insts) != len(texts):
+        first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))
+    # the lines of a text share opcode and raw flag (made from one parse) unless changed
+    # since: found by text, then checked one by one (symbolized PC-relative pairs are
+    # special by identity)
+    odd = {t for t, n in first.items() if insts[n].raw or insts[n].opcode in branch_ops}
+    special = [n for n, t in enumerate(texts) if t in odd] if odd else []
+    if b.pcrel:
+        special = sorted({*special, *(index[x.address] for p in b.pcrel for x in p[:2])})
     not_plain = set(special)
-    line_of = {t: "\t" + insts[n].text()
-               for t, n in dict(zip(reversed(texts), range(len(texts) - 1, -1, -1))).items()
+    printed = b.printed
+    line_of = {t: printed.get(t) or "\t" + insts[n].text()
+               for t, n in first.items()
                if n not in not_plain}  # a text whose first line is special: its blocks go slowly
     get = line_of.__getitem__
     parts: list[str] = []
@@ -1097,11 +1119,15 @@ def _quick_check(module: Module, b: _Builder) -> bool:
     texts, encodings = b.listing.texts, b.listing.encodings
     # the lines of one listing text share opcode and raw flag (made from one parse): unless a
     # non-branch text has lines with different bytes, one line per listing text will do
-    first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))  # text -> first line
-    variants = set(zip(texts, encodings))
-    if len(variants) != len(first):
+    first = b.first  # text -> first line
+    if first is None:
+        first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))
+    # every line has the bytes of its text's first line (the common case), else find the
+    # texts with more than one encoding
+    if list(map(dict(zip(first, map(encodings.__getitem__, first.values()))).__getitem__,
+                texts)) != encodings:
         counts: dict[str, int] = {}
-        for t, _ in variants:
+        for t, _ in set(zip(texts, encodings)):
             counts[t] = counts.get(t, 0) + 1
         mixed = [t for t, n in counts.items() if n > 1]
     else:
@@ -1119,6 +1145,7 @@ def _quick_check(module: Module, b: _Builder) -> bool:
         w = want.setdefault(t, inst.encoding)
         if w != inst.encoding:
             return False
+    b.printed = by_listing  # (what _print_built prints these texts as)
     check: list[str] | None = list(want) or None
     tsec = co.text
     path = os.path.abspath(co.path)
