@@ -102,21 +102,33 @@ class Listing:
         rows = None
         fast = out.isascii() and not any(c in out for c in _ODD_SPACE)
         if fast:
+            cols = _plain_columns(out)
+            if cols is not None:
+                self._add(*cols, True)
+                return
             rows = _FAST_LINE.findall(out)  # the comment group is "<sym>" or ""
             fast = len(rows) == out.count("\n\t") + out.startswith("\t")
         if not fast:
             match = _LINE.match
             rows = [m.groups() for m in map(match, out.splitlines()) if m is not None]
         # all encoding words at once: hex text is big-endian per word, the bytes little-endian
-        words = array(_U32, bytes.fromhex("".join([r[2] for r in rows]).replace(" ", "")))
+        hexdata = bytes.fromhex("".join([r[2] for r in rows]).replace(" ", ""))
+        if not rows:
+            self._data.append(hexdata)
+            return
+        texts, addresses, hexwords, comments = zip(*rows)
+        del rows  # (its 33,000 tuples: memory the instructions made next can reuse)
+        self._add(texts, addresses, hexwords, comments, hexdata, fast)
+
+    def _add(self, texts, addresses, hexwords, comments, hexdata: bytes, fast: bool) -> None:
+        """Add the columns of some lines: texts (to strip), addresses and encoding words
+        (hex text), comments (as :meth:`entries` reads them for ``fast``) and all the lines'
+        words as bytes (``hexdata``: big-endian words)."""
+        words = array(_U32, hexdata)
         if sys.byteorder == "little":
             words.byteswap()
         data = words.tobytes()
         self._data.append(data)
-        if not rows:
-            return
-        texts, addresses, hexwords, comments = zip(*rows)
-        del rows  # (its 33,000 tuples: memory the instructions made next can reuse)
         self._parts.append((comments, fast))
         self.texts += map(str.strip, texts)
         self.addresses += map(int, addresses, repeat(16))
@@ -141,6 +153,48 @@ class Listing:
         for part, fast in self._parts:
             comments += [c[1:-1] if c else None for c in part] if fast else part
         return [ListingEntry(*e) for e in zip(self.addresses, self.texts, self.encodings, comments)]
+
+
+def _plain_columns(out: str):
+    """The columns :data:`_FAST_LINE` finds in ``out`` (plain ASCII lines), found without a
+    regex scan of every character (the padding before ``//`` is most of the listing):
+    (texts, addresses, words, comments, the words' bytes), or ``None`` unless every line that
+    starts with a tab has the exact shape ``\tTEXT// ADDR: WORD[ WORD...][ <SYM>]`` with a
+    12-digit address, 8-digit words separated by one blank and no ``/`` in TEXT (the caller
+    then lets the regex decide)."""
+    lines = [ln for ln in out.split("\n") if ln[:1] == "\t"]
+    if not lines:
+        return None
+    n = len(lines)
+    heads, seps, tails = zip(*[ln.partition("// ") for ln in lines])
+    if "" in seps or "/" in "".join(heads):
+        return None
+    comments: list[str] | tuple = ("",) * n
+    if "<" in "".join(tails):  # symbol comments (branch targets): `` <sym+0x..>``
+        tails, comments = list(tails), list(comments)
+        for i, t in enumerate(tails):
+            k = t.find("<")
+            if k >= 0:
+                c = t[k:].rstrip(" \t")
+                if not c.endswith(">"):
+                    return None
+                tails[i], comments[i] = t[:k].rstrip(" \t"), c
+    if "".join([t[12:14] for t in tails]) != ": " * n:
+        return None
+    addresses = [t[:12] for t in tails]
+    words = [t[14:] for t in tails]
+    a = "".join(addresses)
+    w = " ".join(words)
+    k = len(w) // 9
+    if not a.isalnum() or "\t" in w or len(w) % 9 != 8 or w.count(" ") != k \
+            or w[8::9] != " " * k:
+        return None
+    try:
+        bytes.fromhex(a)
+        data = bytes.fromhex(w)
+    except ValueError:
+        return None
+    return heads, addresses, words, comments, data
 
 
 def objdump_listing(path: str, *, listing: str | None = None) -> list[ListingEntry]:
