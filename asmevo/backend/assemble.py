@@ -114,6 +114,22 @@ def assemble_object(text: str, obj_path: str, *, filename: str = "<input>") -> N
     run_mc(text, ["-filetype=obj", "-o", obj_path], filename=filename)
 
 
+def object_bytes(text: str, *, filename: str = "<input>") -> bytes:
+    """The relocatable object of ``text`` (llvm-mc -filetype=obj), read from the tool's
+    standard output: no temporary file.
+
+    Raises:
+        AsmSyntaxError: llvm-mc reported an error (located at ``filename:line:col``).
+    """
+    exe = find_tool("llvm-mc")
+    proc = run_process([exe, *mc_args(text), "-filetype=obj", "-o", "-"], input=text.encode(),
+                       what="llvm-mc", file=filename)
+    if proc.returncode != 0:
+        raise _diagnostic_error(proc.stderr.decode(errors="replace"), filename, proc.returncode,
+                                text)
+    return proc.stdout
+
+
 def assemble_bytes(text: str, *, filename: str = "<input>") -> bytes:
     """Assemble and link ``text``; return the code object's bytes.
 

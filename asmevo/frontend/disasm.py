@@ -774,13 +774,12 @@ class _ObjInfo:
     text_relocs: tuple[int, ...] = ()
 
 
-def _read_object(path: str, *, with_elf: bool = False):
-    """The parts of llvm-mc's object that the check compares (:mod:`asmevo.frontend.elf`;
-    a file it declines goes to :func:`_read_object_pyelftools`); with ``with_elf``, the pair
-    (info, the :class:`asmevo.frontend.elf.Elf` read, ``None`` if declined)."""
+def _read_object_data(data: bytes, *, with_elf: bool = False):
+    """The parts of llvm-mc's object ``data`` that the check compares
+    (:mod:`asmevo.frontend.elf`; a file it declines goes to :func:`_read_object_pyelftools`);
+    with ``with_elf``, the pair (info, the :class:`asmevo.frontend.elf.Elf` read, ``None`` if
+    declined)."""
     from .elf import read_elf
-    with open(path, "rb") as f:
-        data = f.read()
     elf = read_elf(data)
     info = _object_info(elf, data)
     return (info, elf) if with_elf else info
@@ -850,30 +849,29 @@ def _read_object_pyelftools(data: bytes) -> _ObjInfo:
 def _mc_object(text: str, *, with_elf: bool = False, meanwhile=None):
     """llvm-mc's object of ``text``: its :class:`_ObjInfo`; with ``with_elf``, the pair
     (info, :class:`asmevo.frontend.elf.Elf` or ``None`` when that reader declines the file).
-    ``meanwhile()`` is called while llvm-mc runs (which then waits on a thread)."""
-    from ..backend.assemble import assemble_object
-    with tempfile.TemporaryDirectory(prefix="asmevo-dis-") as d:
-        obj = os.path.join(d, "m.o")
-        if meanwhile is None:
-            assemble_object(text, obj, filename="<disassembly>")
-        else:
-            import threading
-            failed: list[BaseException] = []
+    ``meanwhile()`` is called while llvm-mc runs (which then waits on a thread).  The object
+    comes through a pipe (no temporary file)."""
+    from ..backend.assemble import object_bytes
+    if meanwhile is None:
+        return _read_object_data(object_bytes(text, filename="<disassembly>"), with_elf=with_elf)
+    import threading
+    done: list = []
+    failed: list[BaseException] = []
 
-            def run() -> None:
-                try:
-                    assemble_object(text, obj, filename="<disassembly>")
-                except BaseException as e:  # noqa: BLE001 - raised again below
-                    failed.append(e)
-            worker = threading.Thread(target=run, name="asmevo-check")
-            worker.start()
-            try:
-                meanwhile()
-            finally:
-                worker.join()
-            if failed:
-                raise failed[0]
-        return _read_object(obj, with_elf=with_elf)
+    def run() -> None:
+        try:
+            done.append(object_bytes(text, filename="<disassembly>"))
+        except BaseException as e:  # noqa: BLE001 - raised again below
+            failed.append(e)
+    worker = threading.Thread(target=run, name="asmevo-check")
+    worker.start()
+    try:
+        meanwhile()
+    finally:
+        worker.join()
+    if failed:
+        raise failed[0]
+    return _read_object_data(done[0], with_elf=with_elf)
 
 
 _ENC = re.compile(r"encoding: \[([^\]]*)\]")
