@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..errors import AsmevoError
+
 
 def add_arguments(p) -> None:
     """Arguments: the assembly file, ``-o`` output, ``--via-ir``."""
@@ -13,7 +15,8 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     """Assemble ``args.input`` into ``args.output``; returns 0."""
-    from ..backend.assemble import assemble
+    from ..backend.assemble import assemble_bytes
+    from ..fileio import write_output
     from ..frontend.loader import check_output_path, read_assembly_text
     text = read_assembly_text(args.input, allow_empty=False)
     check_output_path(args.output)
@@ -25,8 +28,16 @@ def run(args) -> int:
     else:
         name = args.input
     _import_reader_meanwhile()
-    assemble(text, args.output, filename=name, inputs=(args.input,))
-    warn_unloadable(args.input, args.output)
+    data = assemble_bytes(text, filename=name)
+    try:
+        write_output(args.output, data, inputs=(args.input,))
+    except BrokenPipeError:
+        raise
+    except OSError as e:  # standard output that cannot take it (> /dev/full): one message
+        raise AsmevoError(f"cannot write output: {e.strerror or e}",
+                          file="<stdout>" if args.output == "-" else args.output) from None
+    if args.output != "-":
+        warn_unloadable(args.input, args.output)
     return 0
 
 

@@ -15,7 +15,15 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    """Disassemble ``args.input``; returns 0."""
+    """Disassemble ``args.input``; returns 0.
+
+    A SIGTERM meanwhile ends the command with status 143 after the usual clean-up (the
+    tools it started are stopped, no temporary file stays behind)."""
+    with _terminated_as_exit():
+        return _run(args)
+
+
+def _run(args) -> int:
     import os
 
     from ..frontend.loader import check_output_path, is_code_object
@@ -30,6 +38,8 @@ def run(args) -> int:
     if not is_code_object(args.input) and not args.input.endswith((".co", ".hsaco")):
         raise AsmevoError("expected a code object (ELF); use 'asmevo asm' for assembly text",
                           file=args.input)
+    # standard input ('-') was copied to a temporary file: messages name it <stdin>
+    name = "<stdin>" if args.input == getattr(args, "stdin_path", None) else args.input
     # llvm-objdump runs while the disassembler's modules import (some 70 ms)
     from ..frontend.objdump import StartedObjdump
     started = StartedObjdump(args.input) if is_code_object(args.input) else None
@@ -39,12 +49,53 @@ def run(args) -> int:
             from ..frontend.disasm import disassemble_and_print
             module, text = disassemble_and_print(args.input, listing=started)
             for w in module.code_object.warnings:  # read as is, never fixed: tell the user
-                sys.stderr.write(f"asmevo dis: {args.input}: warning: {w}\n")
+                sys.stderr.write(f"asmevo dis: {name}: warning: {w}\n")
     finally:
         if started is not None:
-            started.close()  # (a listing not read after an error: the tool ends)
-    if args.output:
+            started.close()  # (a listing not read after an error: the tool is stopped)
+    if args.output and args.output != "-":
         write_output(args.output, text, inputs=(args.input,))
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     return 0
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to standard output and flush it, so that a failed write (``> /dev/full``:
+    no space left) is an :class:`~asmevo.errors.AsmevoError` (one message, exit status 2), not
+    an internal error or an output silently cut short; a closed pipe (``| head``) still
+    raises ``BrokenPipeError`` (a quiet end)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise AsmevoError(f"cannot write output: {e.strerror or e}", file="<stdout>") from None
+
+
+class _terminated_as_exit:
+    """While the ``with`` body runs in the main thread, SIGTERM raises ``SystemExit(143)``
+    (128 + SIGTERM) there instead of killing the process at once, so that ``finally`` blocks
+    run: llvm-objdump is stopped, temporary files (standard input's copy, an output's temporary
+    file) are removed.  The previous handler is restored afterwards."""
+
+    def __enter__(self):
+        import signal
+        import threading
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self.old = signal.signal(signal.SIGTERM, _on_sigterm)
+            except (ValueError, OSError):
+                self.old = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.old is not None:
+            import signal
+            signal.signal(signal.SIGTERM, self.old)
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)
