@@ -26,13 +26,14 @@ import copy
 import io
 import os
 import re
+import struct
 import sys
 import tempfile
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from itertools import accumulate, repeat
-from operator import attrgetter, is_
+from itertools import accumulate, islice, repeat
+from operator import attrgetter, is_, itemgetter
 
 from ..errors import AsmevoError, AsmSyntaxError, CodeObjectError
 from ..ir.instruction import Instruction
@@ -50,6 +51,9 @@ _FAST_LINE = re.compile(r"^\t([^/\n]*)// ([0-9A-Fa-f]+): ((?:[0-9A-Fa-f]{8} ?)+)
                         re.M)
 #: ASCII characters other than \n that end a line for str.splitlines or are whitespace for \s
 _ODD_SPACE = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+#: bytes of an encoding by the length of its hex text (8 digits per 4-byte word, one blank
+#: between words, perhaps one after the last): 8 or 9 -> 4, 17 or 18 -> 8...
+_HEX_SIZE = {9 * k - 1 + e: 4 * k for k in range(1, 17) for e in (0, 1)}
 _HEADER = re.compile(r"^([0-9a-fA-F]+) <(.*)>:\s*$")
 _U32 = "I" if array("I").itemsize == 4 else "L"
 _TERMINATORS = frozenset({"s_branch", "s_setpc_b64", "s_endpgm", "s_endpgm_saved",
@@ -104,7 +108,7 @@ class Listing:
         if fast:
             cols = _plain_columns(out)
             if cols is not None:
-                self._add(*cols, True)
+                self._add(*cols, fast=True)
                 return
             rows = _FAST_LINE.findall(out)  # the comment group is "<sym>" or ""
             fast = len(rows) == out.count("\n\t") + out.startswith("\t")
@@ -118,12 +122,13 @@ class Listing:
             return
         texts, addresses, hexwords, comments = zip(*rows)
         del rows  # (its 33,000 tuples: memory the instructions made next can reuse)
-        self._add(texts, addresses, hexwords, comments, hexdata, fast)
+        self._add(texts, addresses, hexwords, comments, hexdata, fast=1 if fast else False)
 
-    def _add(self, texts, addresses, hexwords, comments, hexdata: bytes, fast: bool) -> None:
-        """Add the columns of some lines: texts (to strip), addresses and encoding words
-        (hex text), comments (as :meth:`entries` reads them for ``fast``) and all the lines'
-        words as bytes (``hexdata``: big-endian words)."""
+    def _add(self, texts, addresses, hexwords, comments, hexdata: bytes, fast) -> None:
+        """Add the columns of some lines: texts (to strip), addresses (hex text, or numbers
+        when ``fast is True``) and encoding words (hex text), comments (as :meth:`entries`
+        reads them when ``fast`` is true: the regex's ``<sym>`` or "") and all the lines' words
+        as bytes (``hexdata``: big-endian words)."""
         words = array(_U32, hexdata)
         if sys.byteorder == "little":
             words.byteswap()
@@ -131,11 +136,18 @@ class Listing:
         self._data.append(data)
         self._parts.append((comments, fast))
         self.texts += map(str.strip, texts)
-        self.addresses += map(int, addresses, repeat(16))
-        # 8 hex digits per 4-byte word, blank-separated
-        sizes = [(n + 1) // 9 * 4 for n in map(len, hexwords)]
+        if fast is True:  # (_plain_columns: numbers already)
+            self.addresses += addresses
+        else:
+            self.addresses += map(int, addresses, repeat(16))
+        # 8 hex digits per 4-byte word, blank-separated (all by C-level maps: no Python code
+        # per line)
+        try:
+            sizes = list(map(_HEX_SIZE.__getitem__, map(len, hexwords)))
+        except KeyError:
+            sizes = [(n + 1) // 9 * 4 for n in map(len, hexwords)]
         offs = list(accumulate(sizes, initial=0))
-        self.encodings += [data[i:j] for i, j in zip(offs, offs[1:])]
+        self.encodings += map(data.__getitem__, map(slice, offs, islice(offs, 1, None)))
         self.sizes += sizes
 
     def finish(self) -> "Listing":
@@ -156,18 +168,40 @@ class Listing:
 
 
 def _plain_columns(out: str):
-    """The columns :data:`_FAST_LINE` finds in ``out`` (plain ASCII lines), found without a
-    regex scan of every character (the padding before ``//`` is most of the listing):
+    """The columns :data:`_FAST_LINE` finds in ``out`` (plain ASCII lines), found by string
+    operations over whole blocks of lines instead of a regex scan of every character (the
+    padding before ``//`` is most of the listing) or Python code per line:
     (texts, addresses, words, comments, the words' bytes), or ``None`` unless every line that
     starts with a tab has the exact shape ``\tTEXT// ADDR: WORD[ WORD...][ <SYM>]`` with a
     12-digit address, 8-digit words separated by one blank and no ``/`` in TEXT (the caller
     then lets the regex decide)."""
-    lines = [ln for ln in out.split("\n") if ln[:1] == "\t"]
-    if not lines:
+    heads: list[str] = []
+    tails: list[str] = []
+    for block in out.split("\n\n"):  # a symbol's header line, then its instruction lines
+        if block[:1] == "\t":
+            body = block
+        else:
+            start = block.find("\n\t") + 1
+            if not start:
+                continue  # no line starts with a tab
+            body = block[start:]
+        if body[-1:] == "\n":
+            body = body[:-1]
+        # TEXT and the rest of each line, alternately, if every line holds one "// " (else
+        # the checks below fail: some TEXT part would not start with a tab, or some rest
+        # would not start with the address)
+        parts = body.replace("// ", "\n").split("\n")
+        if len(parts) % 2:
+            return None
+        heads += parts[0::2]
+        tails += parts[1::2]
+    n = len(heads)
+    if not n or len(tails) != n or "/" in "".join(heads):
         return None
-    n = len(lines)
-    heads, seps, tails = zip(*[ln.partition("// ") for ln in lines])
-    if "" in seps or "/" in "".join(heads):
+    try:
+        if "".join(map(itemgetter(0), heads)) != "\t" * n:
+            return None
+    except IndexError:  # an empty TEXT part
         return None
     comments: list[str] | tuple = ("",) * n
     if "<" in "".join(tails):  # symbol comments (branch targets): `` <sym+0x..>``
@@ -179,21 +213,30 @@ def _plain_columns(out: str):
                 if not c.endswith(">"):
                     return None
                 tails[i], comments[i] = t[:k].rstrip(" \t"), c
-    if "".join([t[12:14] for t in tails]) != ": " * n:
+    # "ADDR: " (12 digits) starts every rest; then the words
+    p = "".join(map(itemgetter(slice(0, 14)), tails))
+    if len(p) != 14 * n or p[12::14] != ":" * n or p[13::14] != " " * n:
         return None
-    addresses = [t[:12] for t in tails]
-    words = [t[14:] for t in tails]
-    a = "".join(addresses)
+    a = p.replace(": ", "")
+    words = list(map(itemgetter(slice(14, None)), tails))
     w = " ".join(words)
     k = len(w) // 9
-    if not a.isalnum() or "\t" in w or len(w) % 9 != 8 or w.count(" ") != k \
+    if len(a) != 12 * n or "\t" in w or len(w) % 9 != 8 or w.count(" ") != k \
             or w[8::9] != " " * k:
         return None
     try:
-        bytes.fromhex(a)
+        addr = bytes.fromhex(a)  # (6 bytes an address, unless it held blanks)
         data = bytes.fromhex(w)
     except ValueError:
         return None
+    if len(addr) != 6 * n:
+        return None
+    # the addresses as numbers: 16 + 32 bits each, big-endian
+    hilo = struct.unpack(">" + "HI" * n, addr)
+    if any(hilo[0::2]):
+        addresses = [(h << 32) | lo for h, lo in zip(hilo[0::2], hilo[1::2])]
+    else:
+        addresses = list(hilo[1::2])
     return heads, addresses, words, comments, data
 
 
