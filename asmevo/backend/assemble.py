@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import tempfile
 
 from ..errors import AsmevoError, AsmSyntaxError, ToolFailedError, ToolNotFoundError
 from ..fileio import write_output
@@ -138,6 +137,7 @@ def assemble_bytes(text: str, *, filename: str = "<input>") -> bytes:
         ToolFailedError: ld.lld failed (e.g. an undefined symbol).
     """
     text = fix_target_line(text)
+    import tempfile  # (only here: dis's check reads llvm-mc's object from a pipe)
     with tempfile.TemporaryDirectory(prefix="asmevo-") as d:
         obj = os.path.join(d, "in.o")
         out = os.path.join(d, "out.co")

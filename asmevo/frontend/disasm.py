@@ -28,7 +28,6 @@ import os
 import re
 import struct
 import sys
-import tempfile
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
@@ -1366,6 +1365,7 @@ def _mask(text: bytes, offsets: tuple[int, ...]) -> bytes:
 def _linked_text_matches(module: Module, orig_text: bytes) -> bool:
     """Assemble and link the module (as the rebuild does) and compare its .text bytes."""
     from ..backend.assemble import assemble_bytes
+    import tempfile
     with tempfile.TemporaryDirectory(prefix="asmevo-dis-") as d:
         p = os.path.join(d, "linked.co")
         try:
