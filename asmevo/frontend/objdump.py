@@ -108,9 +108,11 @@ class StartedObjdump:
         kept: list[bytes] = []
         size = 0
         try:
+            poller = select.poll()  # (not select.select: no limit on the descriptor's number)
+            poller.register(fd, select.POLLIN)
             while True:
                 wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-                ready, _, _ = select.select([fd], [], [], wait)
+                ready = poller.poll(None if wait is None else wait * 1000)
                 if not ready:
                     self._timed_out = True
                     break
