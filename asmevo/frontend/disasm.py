@@ -32,7 +32,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate, islice, repeat
-from operator import attrgetter, is_, itemgetter
+from operator import attrgetter, is_, itemgetter, ne
 
 from ..errors import AsmevoError, AsmSyntaxError, CodeObjectError
 from ..ir.instruction import Instruction
@@ -1216,16 +1216,21 @@ def _quick_check(module: Module, b: _Builder) -> bool:
     first = b.first  # text -> first line
     if first is None:
         first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))
-    # every line has the bytes of its text's first line (the common case), else find the
-    # texts with more than one encoding
-    if list(map(dict(zip(first, map(encodings.__getitem__, first.values()))).__getitem__,
-                texts)) != encodings:
-        counts: dict[str, int] = {}
-        for t, _ in set(zip(texts, encodings)):
-            counts[t] = counts.get(t, 0) + 1
-        mixed = [t for t, n in counts.items() if n > 1]
-    else:
-        mixed = []
+    # the texts with more than one encoding: those of the lines whose bytes differ from their
+    # text's first line's (found by C-level maps and list.index, not Python code per line)
+    expect = list(map(dict(zip(first, map(encodings.__getitem__, first.values()))).__getitem__,
+                      texts))
+    mixed: set[str] = set()
+    if expect != encodings:
+        differs = list(map(ne, expect, encodings))
+        i = -1
+        try:
+            while True:
+                i = differs.index(True, i + 1)
+                mixed.add(texts[i])
+        except ValueError:
+            pass
+    del expect
     if all(b.insts[first[t]].opcode in branch_ops for t in mixed):
         pairs = [(b.insts[i], texts[i]) for i in sorted(first.values())]
     else:
