@@ -260,6 +260,23 @@ def branch_target(address: int, encoding: bytes) -> int:
     return address + 4 + 4 * simm
 
 
+def _positions(seq: list, values) -> list[int]:
+    """The positions in ``seq`` of the items equal to one of ``values`` (a few), ascending:
+    ``list.index`` scans (C) instead of Python code per item."""
+    out: list[int] = []
+    for v in values:
+        i = -1
+        try:
+            while True:
+                i = seq.index(v, i + 1)
+                out.append(i)
+        except ValueError:
+            pass
+    if len(values) > 1:
+        out.sort()
+    return out
+
+
 def _is_terminator(op: str) -> bool:
     return op in _TERMINATORS or op.startswith("s_cbranch_")
 
@@ -400,6 +417,9 @@ class _Builder:
         self.first: dict[str, int] | None = None
         #: listing text -> its printed line, for the texts :func:`_quick_check` printed
         self.printed: dict[str, str] = {}
+        #: the instructions' opcodes and the positions of the branches (build_text)
+        self.opcodes: list[str] = []
+        self.branch_pos: list[int] = []
         #: work for the check to do while its llvm-mc runs (:func:`disassemble_and_print`)
         self.meanwhile: _Meanwhile | None = None
         self.text = co.text
@@ -474,10 +494,13 @@ class _Builder:
         distinct_ops = set(opcodes)
         branch_ops = {op for op in distinct_ops if is_branch(op)}
         self.branch_ops = branch_ops
-        branches = [insts[n] for n, op in enumerate(opcodes) if op in branch_ops]
+        #: positions of the branches in insts (ascending)
+        self.branch_pos = _positions(opcodes, branch_ops)
+        branches = list(map(insts.__getitem__, self.branch_pos))
         term_ops = {op for op in distinct_ops if _is_terminator(op)}
         #: positions of the terminators in insts (a block ends after each, see blocks())
-        self.term_pos = [n for n, op in enumerate(opcodes) if op in term_ops]
+        self.term_pos = _positions(opcodes, term_ops)
+        self.opcodes = opcodes
         for inst in branches:
             if not inst.raw:
                 tgt = branch_target(inst.address, inst.encoding)
@@ -561,8 +584,11 @@ class _Builder:
         self.pc_labels: dict[int, str] = {}
         self.pc_pairs: list[tuple[Instruction, Instruction, int, int]] = []
         kd_ranges = [(k.kd_address, k.kd_address + 64) for k in self.co.kernels]
-        for n, g in enumerate(insts[:-2]):
-            if g.opcode != "s_getpc_b64" or g.raw or not g.operands:
+        opcodes = self.opcodes if len(self.opcodes) == len(insts) \
+            else list(map(attrgetter("opcode"), insts))
+        for n in _positions(opcodes[:-2], ("s_getpc_b64",)):
+            g = insts[n]
+            if g.raw or not g.operands:
                 continue
             d = g.operands[0]
             if not (isinstance(d, Reg) and d.file == "s" and d.count == 2):
@@ -1047,7 +1073,11 @@ def _print_built(module: Module, b: _Builder) -> str:
     # since: found by text, then checked one by one (symbolized PC-relative pairs are
     # special by identity)
     odd = {t for t, n in first.items() if insts[n].raw or insts[n].opcode in branch_ops}
-    special = [n for n, t in enumerate(texts) if t in odd] if odd else []
+    if all(insts[first[t]].opcode in branch_ops and not insts[first[t]].raw for t in odd) \
+            and len(b.branch_pos) == sum(1 for n in b.branch_pos if texts[n] in odd):
+        special = list(b.branch_pos)  # (no raw text: the special lines are the branches)
+    else:
+        special = [n for n, t in enumerate(texts) if t in odd] if odd else []
     if b.pcrel:
         special = sorted({*special, *(index[x.address] for p in b.pcrel for x in p[:2])})
     not_plain = set(special)
