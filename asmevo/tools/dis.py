@@ -91,11 +91,44 @@ class _terminated_as_exit:
                 self.old = None
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
         if self.old is not None:
             import signal
             signal.signal(signal.SIGTERM, self.old)
+            if isinstance(exc, _Terminated):
+                _kill_children()
+
+
+class _Terminated(SystemExit):
+    """SystemExit(143) raised by SIGTERM (see :class:`_terminated_as_exit`)."""
 
 
 def _on_sigterm(signum, frame) -> None:
-    raise SystemExit(128 + signum)
+    raise _Terminated(128 + signum)
+
+
+def _kill_children() -> None:
+    """Kill (SIGKILL, with their process groups: each LLVM tool leads its own session) and
+    reap this process's children still running: a tool started just before the SIGTERM, not
+    yet in the hands of the code that stops it (Linux: /proc; elsewhere nothing)."""
+    import os
+    import signal
+    me = os.getpid()
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            fields = stat[stat.rindex(b")") + 2:].split()
+            if int(fields[1]) != me:  # (state, ppid, pgrp, ...)
+                continue
+            if int(fields[2]) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (OSError, ValueError, IndexError):
+            continue
