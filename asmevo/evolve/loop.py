@@ -189,8 +189,13 @@ class Run:
         old = json.loads(meta.get("config", "{}"))
         diff = [k for k in search if k in old and old[k] != search[k]]
         if diff:
+            def opt(k, v):    # as the user gave it: the flag and its value
+                if isinstance(v, bool):
+                    return "--" + ("" if v else "no-") + k.replace("_", "-")
+                return f"--{k.replace('_', '-')} {','.join(map(str, v)) if isinstance(v, list) else v}"
             raise AsmevoError(f"run directory {self.dir} was made with other search options "
-                              f"({', '.join(f'{k}={old[k]!r}' for k in diff)}); a resumed run "
+                              f"({', '.join(opt(k, old[k]) for k in diff)}; now "
+                              f"{', '.join(opt(k, search[k]) for k in diff)}); a resumed run "
                               "must use the same ones")
         if json.loads(meta.get("scorer", "{}")) != self.scorer_id:
             raise AsmevoError(f"run directory {self.dir} was scored by another scorer "

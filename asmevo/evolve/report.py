@@ -340,6 +340,13 @@ def report_md(rep: dict) -> str:
              f"{fc.get('reference', {}).get('match')}" +
              (f"; differential testing on {fc['device']['device']}: "
               f"`{fc['device']['verdict']['status']}`" if fc.get("device") else "") + ".")
+    if fc.get("lineage_proof"):
+        lp = fc["lineage_proof"]
+        L.append(f"z3 does not decide the winner's windows against K0 directly; it was proved "
+                 f"along its lineage instead: {len(lp)} link(s), each proved again from the "
+                 f"stored code ({sum(x['against'] == 'parent' for x in lp)} against the parent, "
+                 f"{sum(x['against'] == 'K0' for x in lp)} against K0): "
+                 + " -> ".join(f"`{x['hash'][:12]}`" for x in lp) + ".")
     if rep["dropped"]:
         L.append(f"Dropped by the final check: {len(rep['dropped'])} candidate(s): " +
                  ", ".join(f"`{x['hash'][:12]}` ({x['receipt']['verdict']['status']})"

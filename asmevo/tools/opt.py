@@ -203,6 +203,8 @@ def _write(module, out_path: str, in_path: str, verbose: bool = False,
                 what = ("nothing changed (no pass changed the code); code object "
                         + ("written as read" if how == "patched" else "rebuilt"))
             sys.stderr.write(f"{prog}: {shown or out_path}: {what}\n")
+        if not changed and how == "patched":
+            return "unchanged"
         return "patched" if how == "patched" else "rebuilt"
     from ..backend.rebuild import sync_text_metadata
     sync_text_metadata(module)   # passes that change register counts edit Kernel.metadata

@@ -185,3 +185,19 @@ def test_the_chain_proofs_option_validates(tmp_path):
     with pytest.raises(BadOption):
         EvolveConfig(kernel_file="k.co", harness="h.json", out=str(tmp_path),
                      chain_proofs="yes").validate()
+
+
+def test_resuming_with_the_other_chain_option_names_the_flags(tmp_path):
+    """A resumed run must keep --chain-proofs; the refusal names the flags as the user gives
+    them (newcomer test: it said 'chain_proofs=True')."""
+    import pathlib
+    from evolve_helpers import VADD_CO, VADD_JSON, evolve_cli
+    run = tmp_path / "run"
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--budget", 1,
+                   "--final-trials", 2, "--quiet")
+    assert p.returncode == 0, p.stderr
+    p = evolve_cli(VADD_CO, "--harness", VADD_JSON, "--out", run, "--budget", 1,
+                   "--final-trials", 2, "--quiet", "--resume", "--no-chain-proofs")
+    assert p.returncode == 2
+    assert "(--chain-proofs; now --no-chain-proofs)" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and pathlib.Path(run / "best.co").exists()

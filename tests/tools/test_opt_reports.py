@@ -193,6 +193,18 @@ def test_stats_says_nothing_changed_and_still_writes_the_output(tmp_path, capsys
     assert out.read_bytes() == co.read_bytes()
 
 
+def test_json_says_unchanged_when_nothing_changed(tmp_path):
+    """--json agrees with --stats (newcomer test: it said "patched" for an unchanged code
+    object)."""
+    import json
+    import pathlib
+    co = pathlib.Path(__file__).resolve().parents[2] / "examples" / "vadd_f32.co"
+    out, rec = tmp_path / "o.co", tmp_path / "r.json"
+    assert main(["--passes=loop-pipeline", f"--json-output={rec}", str(co), "-o", str(out)]) == 0
+    assert json.loads(rec.read_text())["output_written"] == "unchanged"
+    assert out.read_bytes() == co.read_bytes()
+
+
 def test_stats_says_how_a_changed_code_object_was_written(tmp_path, capsys, plug):
     import pathlib
     co = pathlib.Path(__file__).resolve().parents[2] / "examples" / "vadd_f32.co"
