@@ -174,7 +174,6 @@ def end_to_end(co: pathlib.Path, runs: int, ref: str | None = None) -> None:
     def api_dis():
         from asmevo.frontend import typecheck
         asm_parser._LINE_CACHE.clear()
-        asm_parser._OPERAND_MEMO.clear()
         typecheck._SELECTED.clear()
         return _self_cpu(lambda: print_module(disassemble(str(co))))
 
@@ -246,7 +245,6 @@ def parser_figures(args) -> None:
     n_inst = 0
     for _ in range(args.runs):
         asm_parser._LINE_CACHE.clear()
-        asm_parser._OPERAND_MEMO.clear()
         t0, c0 = time.perf_counter(), time.process_time()
         m = asm_parser.parse_asm(text, str(co))
         times.append(time.perf_counter() - t0)
@@ -270,7 +268,6 @@ def parser_figures(args) -> None:
     lines = sorted({l for l in text.splitlines() if l.startswith("\t")})
     distinct = len(lines)
     asm_parser._LINE_CACHE.clear()
-    asm_parser._OPERAND_MEMO.clear()
     t0 = time.perf_counter()
     for line in lines:
         asm_parser.parse_line(line)

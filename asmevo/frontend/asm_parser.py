@@ -585,15 +585,6 @@ def _fast_modval(s: str, pos: int):
     return _intern(v), end
 
 
-#: operand text -> the operand :func:`_fast_operand` reads from it, for texts it reads whole
-#: that hold no blank and end the line or are followed by a comma (kernels repeat operands
-#: across their distinct lines: v0..v255, s[0:3], 0x10...).  What it reads never depends on
-#: what follows such a text: it looks at most at the next character, which is then a comma
-#: or the end either way, never "(" or " " (the operand forms that go on: f(..) g(..)).
-#: Operands are immutable values, shared as the lines of _LINE_CACHE share them.
-_OPERAND_MEMO: dict[str, object] = {}
-
-
 def _fast_line(key: str):
     """:func:`parse_line`'s result for a plain instruction line, or None (use Lark)."""
     m = _F_MNEMONIC.match(key)
@@ -610,24 +601,10 @@ def _fast_line(key: str):
             mm = _F_MOD.match(s, pos)
             if mm is not None:
                 break
-        # an operand that ends at the next comma or at the end of the line, without a blank:
-        # parsed once per distinct text (see _OPERAND_MEMO)
-        end = s.find(",", pos)
-        if end < 0:
-            end = n
-        tok = s[pos:end]
-        op = _OPERAND_MEMO.get(tok)
-        if op is not None:
-            pos = end
-        else:
-            r = _fast_operand(s, pos)
-            if r is None:
-                return None
-            op, pos = r
-            if pos == end and " " not in tok:
-                if len(_OPERAND_MEMO) >= _CACHE_LIMIT:
-                    _OPERAND_MEMO.clear()
-                _OPERAND_MEMO[tok] = op
+        r = _fast_operand(s, pos)
+        if r is None:
+            return None
+        op, pos = r
         operands.append(op)
         if pos == n:
             break
