@@ -391,7 +391,9 @@ def gen_scalar(inst, spec, nxt, sopc: bool = False):
     if fac is None:
         return None
     params = [p for _, p in ins if p is not None] + [p for _, p in outs if p is not None]
-    return fac(nxt, *params)
+    run = fac(nxt, *params)
+    run.sgen = (fac.source, params)     # (asmevo.emu.lockstep_blockgen inlines the body)
+    return run
 
 
 def _factory(spec, sopc, ins, outs, kinds):

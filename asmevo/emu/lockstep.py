@@ -41,6 +41,7 @@ from .executor import LANE_COUNT as lane_count
 from .lockstep_forms import (_DS_KINDS, _br_batch, _cmp_batch, _ds_batch,  # noqa: F401
                              _lds_words, _sbit_batch, lds_layout, _scratch_batch, _scratch_words,
                              _snp_batch, classify, sgpr_writes)
+from .lockstep_block import blocks as _blocks, visit as _visit
 from .memory import EmuError, MemoryFault
 from .state import EXEC, lane_mask
 
@@ -648,8 +649,31 @@ class _Group:
         dscc = False
         scc_u = True            # (the caller's condition for coming here)
         lane_count[0] = W * 64
+        blks = _blocks(prog, fast, _F_VEC, _F_UNI)
         try:
             while n < limit:
+                b = blks[pc]
+                if b is not None and b.__class__ is int:
+                    b = _visit(prog, fast, pc)
+                if b is not None and n + b.length <= limit and \
+                        (not nu or b.reads.isdisjoint(nu)) and \
+                        (not others or b.pcs.isdisjoint(others)):
+                    # a compiled block (asmevo.emu.lockstep_block): the same calls as below
+                    npc, k, fault = (b.full if view.exec_all and b.full is not None else
+                                     b.fn)(view, w0, limit - n)
+                    n += k
+                    if k:
+                        wk = b.wrote[min(k, b.length)]
+                        if wk:
+                            dirty = dirty | wk
+                            if nu:
+                                nu = nu - wk
+                        if b.scc[min(k, b.length)]:
+                            dscc = True
+                    pc = npc
+                    if fault:
+                        break       # (nothing written) the general path runs it again
+                    continue
                 f = fast[pc]
                 if f is None or (others and pc in others):
                     break

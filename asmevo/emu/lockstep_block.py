@@ -1,0 +1,279 @@
+"""Straight runs of a lockstep group's fast instructions compiled to one Python function.
+
+:meth:`asmevo.emu.lockstep._Group._run_fast` runs instruction after instruction through a
+dispatch on its form (a table look-up, a tuple unpack, set operations per instruction).
+For a *block* -- consecutive instructions from one pc that are all ``vec``/``mem``
+instructions writing no SGPR (``_F_VEC``) or scalar instructions that write no EXEC
+(``_F_UNI``), up to and including a branch -- the same calls are made by one generated
+function, in order, without that dispatch; a block whose branch goes back to its first
+instruction (a self-loop) repeats inside the function.  The function is used only where
+the dispatch would run every instruction of the block the same way: the SGPRs the block
+reads are equal in the running waves (and SCC is), no other wave waits at a pc of the
+block, and the instruction limit is not reached.  What each instruction does is its own
+closure's work, so the results are those of :meth:`_run_fast`; the scalar instructions
+run on the first running wave and what they wrote is copied to the others afterwards
+(``wrote``, ``scc``: what the first ``k`` instructions of the block write, per ``k``).
+
+A closure raising :class:`MemoryFault` writes nothing: the function returns the pc of that
+instruction, and the caller runs it again on its general path, for the exact error.
+``tests/emu/test_lockstep_block.py`` compares runs with and without blocks.
+"""
+
+from __future__ import annotations
+
+from . import lockstep_blockgen as _gen
+from .memory import MemoryFault
+
+#: compile blocks (False: _run_fast dispatches every instruction; tests compare the two)
+ENABLED = True
+_MIN_LEN = 2
+#: at most this many instructions in one block (bounds the generated code)
+MAX_LEN = 64
+#: a block that is not a self-loop is compiled when the group comes to it again
+COMPILE_AFTER = 1
+
+
+class Block:
+    """A compiled block: ``fn(view, w0, budget) -> (next pc, instructions run, faulted)``;
+    ``reads`` the SGPR slots any of its instructions reads, ``pcs`` its pcs, ``length``,
+    ``wrote[k]`` / ``scc[k]``: the SGPRs written / whether SCC is written by its first
+    ``k`` instructions (``k`` up to ``length``)."""
+
+    __slots__ = ("fn", "full", "reads", "pcs", "length", "wrote", "scc", "source")
+
+
+def blocks(prog, fast, F_VEC, F_UNI):
+    """Per pc: the :class:`Block` starting there, an int (a block may start there: how
+    often the group came to it; :func:`visit`), or None; cached on the program.  Blocks
+    start at *leaders* -- a fast instruction after one that is not, after a branch, at a
+    branch target, or every :data:`MAX_LEN` instructions of a longer run -- so that no
+    instruction is compiled into more than one block.  ``fast``:
+    :func:`asmevo.emu.lockstep._fast_forms` of the program (forms ``F_VEC`` / ``F_UNI``)."""
+    b = getattr(prog, "_lockstep_blocks", None)
+    if b is None:
+        from ..semantics.registry import lookup
+        n = len(prog.insts)
+        b = [None] * (n + 1)
+        if ENABLED:
+            ok, term, targets = [], [], set()
+            for pc in range(n):
+                f = fast[pc]
+                spec = lookup(prog.insts[pc].opcode)
+                ok.append(f is not None and f[0] in (F_VEC, F_UNI) and spec is not None and
+                          spec.kind != "sys")
+                term.append(ok[-1] and spec.kind == "branch")
+                br = getattr(prog.code[pc], "branch", None)
+                if br is not None:
+                    targets.add(br[1])
+            ok.append(False)
+            ends = {}
+            pc = 0
+            while pc < n:
+                if not ok[pc]:
+                    pc += 1
+                    continue
+                end = pc + 1
+                while end < n and end - pc < MAX_LEN and ok[end] and not term[end - 1] and \
+                        end not in targets:
+                    end += 1
+                if end - pc >= _MIN_LEN:
+                    ends[pc] = end
+                    b[pc] = 0
+                pc = end
+            prog._lockstep_block_ends = ends
+        prog._lockstep_blocks = b
+    return b
+
+
+def visit(prog, fast, pc):
+    """The group comes to leader ``pc`` (``blocks(prog)[pc]`` an int): count it; the
+    :class:`Block` once it is worth compiling -- at the second visit, or the first when its
+    branch goes back to its start (a self-loop) -- else None."""
+    b = prog._lockstep_blocks
+    end = prog._lockstep_block_ends[pc]
+    br = getattr(prog.code[end - 1], "branch", None)
+    if b[pc] < COMPILE_AFTER and not (br is not None and br[1] == pc):
+        b[pc] += 1
+        return None
+    b[pc] = blk = _compile(prog, fast, pc, end)
+    return blk
+
+
+def _compile(prog, fast, start, end):
+    """The :class:`Block` of instructions ``start`` .. ``end - 1``."""
+    from ..semantics.registry import lookup
+    L = end - start
+    code = prog.code
+    params = {}
+    reads = frozenset()
+    wrote = [frozenset()]
+    scc = [False]
+    insts = []      # (pc, name, closure argument, may fault, vector)
+    for j, pc in enumerate(range(start, end)):
+        form, ridx, wset, wscc, m = fast[pc]
+        reads = reads | ridx
+        wrote.append(wrote[-1] | wset)
+        scc.append(scc[-1] or bool(wscc))
+        params[f"c{j}"] = code[pc]
+        kind = lookup(prog.insts[pc].opcode).kind
+        mem = kind in ("vmem", "vmem_atomic", "smem", "mubuf", "mubuf_atomic") or m[0] == "mem"
+        insts.append((pc, f"c{j}", "view" if form == 0 else "w0", mem, form == 0))
+    blk = Block()
+    blk.reads = reads
+    blk.pcs = frozenset(range(start, end))
+    blk.length = L
+    blk.wrote = wrote
+    blk.scc = scc
+    blk.fn, blk.source = _build(_calls(insts, start, end, params), params, f"<block {start}-{end}>")
+    blk.full = None
+    full = _full(prog, insts, start, end, params)
+    if full is not None:
+        blk.full, src = _build(full, params, f"<block {start}-{end} full>")
+        blk.source += src
+    return blk
+
+
+def _build(body, params, name):
+    """Compile ``blk(view, w0, budget)`` from its ``body`` lines."""
+    src = f"def make({', '.join(params)}):\n" \
+          "    def blk(view, w0, budget):\n" + \
+          "".join(f"        {x}\n" for x in body) + \
+          "    return blk\n"
+    ns = dict(_gen.NAMESPACE, MemoryFault=MemoryFault)
+    exec(compile(src, name, "exec"), ns)    # noqa: S102
+    return ns["make"](*params.values()), src
+
+
+def _calls(insts, start, end, params):
+    """The block as its closures' calls (any EXEC)."""
+    L = end - start
+    lines = []
+    consts: dict = {}
+    for j, (pc, name, arg, mem, _) in enumerate(insts):
+        call = f"{name}({arg})"
+        sc = _scalar(params[name], consts, j, pc, name, []) if arg == "w0" else None
+        if sc is not None:
+            if pc + 1 < end:    # (only a block's last instruction branches)
+                lines += [x for x in sc if not x.startswith("npc =")]
+                continue
+            lines += sc
+        elif mem:
+            lines += ["try:", f"    npc = {call}", "except MemoryFault:",
+                      f"    return {pc}, k + {j}, True"]
+        else:
+            lines.append(f"npc = {call}")
+        if pc + 1 < end:
+            lines += [f"if npc != {pc + 1}:", f"    return npc, k + {j + 1}, False"]
+    lines += [f"k += {L}",
+              f"if npc != {start} or budget - k < {L}:",     # a self-loop repeats
+              "    return npc, k, False"]
+    params.update(consts)
+    return ["s = w0.s", "k = 0", "while True:"] + ["    " + x for x in lines]
+
+
+def _fill(lines, name, arg, pc, j, flush):
+    """``lines`` with ``SLOW`` (the closure's call) and ``FAULT`` (write back ``flush``, then
+    return the fault at instruction ``j``, pc ``pc``) filled in."""
+    out = []
+    for x in lines:
+        ind = x[:len(x) - len(x.lstrip())]
+        y = x.strip()
+        if y == "SLOW":
+            out.append(f"{ind}{name}({arg})")
+        elif y == "FAULT":
+            out += [ind + f for f in flush] + [f"{ind}return {pc}, k + {j}, True"]
+        else:
+            out.append(x)
+    return out
+
+
+def _scalar(closure, consts, j, pc, name, flush):
+    """Lines for a scalar instruction (on ``w0``) written out, or None (call its closure)."""
+    for f in (_gen.inline_scalar, lambda c: _gen.inline_sgen(c, str(j)),
+              lambda c: _gen.inline_smem(c, consts, str(j))):
+        lines = f(closure)
+        if lines is not None:
+            if not any(x.strip().startswith("npc =") for x in lines):
+                lines = lines + [f"npc = {pc + 1}"]
+            return _fill(lines, name, "w0", pc, j, flush)
+    return None
+
+
+def _full_body(prog, insts, start, end, params, regs, consts):
+    """The block's lines for full EXEC from register state ``regs`` (updated to the state
+    at its end; ``npc`` then holds the next pc); the number of instructions inlined."""
+    L = end - start
+    out = []
+    n_inl = 0
+    for j, (pc, name, arg, mem, vector) in enumerate(insts):
+        lines = _gen.inline(prog.insts[pc], params[name], regs, consts, str(j))
+        if lines is not None:
+            n_inl += 1
+            out += _fill(lines, name, arg, pc, j, [])    # (the slow way wrote back)
+            if j == L - 1:
+                out.append(f"npc = {pc + 1}")
+            continue
+        if arg == "w0":
+            ex = []
+            regs.copy().flush(ex)
+            sc = _scalar(params[name], consts, j, pc, name, ex)
+        else:
+            sc = None
+        after = regs.before_closure(out, prog.insts[pc], vector) if sc is None else ()
+        call = f"{name}({arg})"
+        if sc is not None:
+            if pc + 1 < end:    # (only a block's last instruction branches)
+                out += [x for x in sc if not x.startswith("npc =")]
+                continue
+            out += sc
+        elif mem:
+            ex = []
+            regs.copy().flush(ex)
+            out += ["try:", f"    npc = {call}", "except MemoryFault:"] + \
+                ["    " + x for x in ex] + [f"    return {pc}, k + {j}, True"]
+        else:
+            out.append(f"npc = {call}")
+        regs.after_closure(out, after)
+        if pc + 1 < end:
+            ex = []
+            regs.copy().flush(ex)
+            out += [f"if npc != {pc + 1}:"] + ["    " + x for x in ex] + \
+                [f"    return npc, k + {j + 1}, False"]
+    return out, n_inl
+
+
+def _full(prog, insts, start, end, params):
+    """The block's lines for full EXEC in every running wave (vector forms inline,
+    :mod:`asmevo.emu.lockstep_blockgen`), or None when none is inlined.  The first pass
+    starts with nothing in locals; a self-loop's later passes with what is in locals at
+    the end of a pass and also at the start of the one before (a fixed point)."""
+    L = end - start
+    consts: dict = {}
+    first, n_inl = _full_body(prog, insts, start, end, params, _gen.Regs(), consts)
+    if not n_inl:
+        return None
+    e0 = _gen.Regs()
+    _full_body(prog, insts, start, end, params, e0, {})
+    head = e0.copy()
+    for _ in range(8):
+        e = head.copy()
+        _full_body(prog, insts, start, end, params, e, {})
+        nxt = head.meet(e)
+        if nxt.key() == head.key():
+            break
+        head = nxt
+    else:
+        return None
+    e = head.copy()
+    loop, _ = _full_body(prog, insts, start, end, params, e, consts)
+
+    def ending(state):
+        ex = []
+        state.copy().flush(ex)
+        tr = []
+        state.copy().flush_to(tr, head)
+        return [f"k += {L}", f"if npc != {start} or budget - k < {L}:"] + \
+            ["    " + x for x in ex] + ["    return npc, k, False"] + tr
+    params.update(consts)
+    return ["Vf = view.v", "s = w0.s", "k = 0"] + first + ending(e0) + \
+        ["while True:"] + ["    " + x for x in loop + ending(e)]

@@ -1,0 +1,400 @@
+"""Generated code for a block of a lockstep group whose waves all have every lane active.
+
+:mod:`asmevo.emu.lockstep_block` compiles a block twice: as calls of its instructions'
+closures (any EXEC), and -- here -- for the case that EXEC is full in every running wave
+(``view.exec_all``), with the hottest vector forms written out inline and the vector
+registers they use kept in local variables:
+
+* ``v_fmac_f32`` / ``v_fma_f32`` (the closure of :func:`asmevo.emu.exec_fast._fma_f32`): the
+  float64 sum of the exact product and the addend rounded to binary32, with the same
+  double-rounding test, else ``_fma32``;
+* ``v_lshl_add_u64`` (:func:`asmevo.emu.exec_fast._lshl_add_u64`): ``(a << k) + src`` on
+  uint64;
+* ``global_load_dword*`` at a VGPR-pair address (:func:`asmevo.emu.exec_mem._global_load_v64`):
+  the words gathered from the buffer the instruction read last when every address is in it
+  and 4-byte aligned (an index past the buffer's words raises IndexError), else the
+  closure itself.
+
+Every other instruction calls its closure.  A register written inline stays in a local
+(``v5``: uint32 (W*64,) lanes; ``p2``: the pair v2:v3 as uint64 lanes) and reaches the
+register file when something else may read it there: before a closure of a vector
+instruction runs, before the function returns, and before a self-loop's next iteration
+when the loop's first instruction does not expect it in a local (:class:`Regs` tracks what
+is where while generating).  The values are the closures' values: the same numpy
+operations on the same lanes, written to all lanes as the closures do under full EXEC.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import weakref
+
+import numpy as np
+
+from ..ir.operands import Imm, Reg, Src, reg_units
+from ..isa import def_operands
+from ..semantics.immediates import imm_bits
+from ..semantics.npbackend import _fma32
+from .exec_common import U32, U64, _sgpr_index, pair_u64
+from .exec_mem import _ADDR_MASK
+from .memory import _BOR, _MAX, _THREE, _TWO
+
+F32, F64 = np.float32, np.float64
+#: numpy's count_nonzero without its Python wrapper (the same function for arrays)
+_CNZ = getattr(getattr(np, "_core", None), "_multiarray_umath", None)
+_CNZ = getattr(_CNZ, "count_nonzero", np.count_nonzero)
+#: names the generated code uses (the module namespace of every compiled block)
+NAMESPACE = {
+    "np": np, "U32": U32, "U64": U64, "F32": F32, "F64": F64, "I64": np.int64,
+    "pair": pair_u64, "fma32": _fma32, "MAX": _MAX, "BOR": _BOR, "THREE": _THREE,
+    "TWO": _TWO, "RSH": np.right_shift, "CNZ": _CNZ, "MUL": np.multiply,
+    "ADD": np.add, "AND": np.bitwise_and, "EQ": np.equal, "LT": np.less,
+    "LOW": U64(0x1FFFFFFF), "MID": U64(0x10000000), "ABSM": U64(0x7FFFFFFFFFFFFFFF),
+    "TINY": U64(0x3810000000000000),
+}
+
+
+class Regs:
+    """What the generated code holds in locals at one point: ``c32`` VGPRs (uint32 lanes,
+    local ``v{i}``), ``c64`` VGPR pairs (uint64 lanes, local ``p{i}``), and which of them
+    the register file does not have yet (``dirty``: keys ``("v", i)`` / ``("p", i)``)."""
+
+    def __init__(self, c32=(), c64=(), dirty=()):
+        self.c32, self.c64, self.dirty = set(c32), set(c64), set(dirty)
+
+    def copy(self):
+        return Regs(self.c32, self.c64, self.dirty)
+
+    def key(self):
+        return (frozenset(self.c32), frozenset(self.c64), frozenset(self.dirty))
+
+    def meet(self, other):
+        """Locals valid on both ways into a point; dirty when dirty on either."""
+        r = Regs(self.c32 & other.c32, self.c64 & other.c64)
+        held = {("v", i) for i in r.c32} | {("p", i) for i in r.c64}
+        r.dirty = (self.dirty | other.dirty) & held
+        return r
+
+    # ---- code
+    @staticmethod
+    def _store(k):
+        t, i = k
+        if t == "v":
+            return [f"Vf[{i}] = v{i}"]
+        return [f"Vf[{i}:{i + 2}] = p{i}.view(U32).reshape(-1, 2).T"]
+
+    def flush(self, out, keys=None):
+        """Write the dirty locals (of ``keys``; None: all) to the register file."""
+        for k in sorted(self.dirty if keys is None else self.dirty & set(keys)):
+            out += self._store(k)
+            self.dirty.discard(k)
+
+    def flush_to(self, out, target):
+        """Before going to a point whose state is ``target``: write what ``target`` does not
+        hold as dirty."""
+        held = {("v", i) for i in target.c32} | {("p", i) for i in target.c64}
+        self.flush(out, [k for k in self.dirty if k not in held or k not in target.dirty])
+
+    def read32(self, out, i):
+        """An expression for VGPR ``i`` as uint32 lanes."""
+        if i in self.c32:
+            return f"v{i}"
+        for j in (i - 1, i):
+            if j in self.c64 and ("p", j) in self.dirty:
+                self.flush(out, [("p", j)])
+        return f"Vf[{i}]"
+
+    def read64(self, out, i):
+        """An expression for the VGPR pair ``i``, ``i + 1`` as uint64 lanes."""
+        if i in self.c64:
+            return f"p{i}"
+        self.flush(out, [("v", i), ("v", i + 1), ("p", i - 1), ("p", i + 1)])
+        out.append(f"p{i} = pair(Vf, {i})")
+        self.c64.add(i)
+        return f"p{i}"
+
+    def _drop(self, out, regs):
+        """Locals overlapping VGPRs ``regs`` stop being valid (their other halves are
+        written back first)."""
+        regs = set(regs)
+        for i in list(self.c32):
+            if i in regs:
+                self.c32.discard(i)
+                self.dirty.discard(("v", i))
+        for i in list(self.c64):
+            if i in regs or i + 1 in regs:
+                if ("p", i) in self.dirty and not (i in regs and i + 1 in regs):
+                    self.flush(out, [("p", i)])
+                self.c64.discard(i)
+                self.dirty.discard(("p", i))
+
+    def write32(self, out, i, expr):
+        self._drop(out, [i])
+        out.append(f"v{i} = {expr}")
+        self.c32.add(i)
+        self.dirty.add(("v", i))
+
+    def write64(self, out, i, expr):
+        self._drop(out, [i, i + 1])
+        out.append(f"p{i} = {expr}")
+        self.c64.add(i)
+        self.dirty.add(("p", i))
+
+    def before_closure(self, out, inst, vector):
+        """Around a closure call: a vector instruction reads the register file (write
+        everything back) and may write VGPRs (forget those: ``after`` list)."""
+        if not vector:
+            return ()
+        self.flush(out)
+        try:
+            regs = {u[1] for op in def_operands(inst) for u in reg_units(op)
+                    if len(u) == 2 and u[0] == "v"}
+        except Exception:   # noqa: BLE001  (not in the ISA table: forget every local)
+            regs = set(self.c32) | set(self.c64) | {i + 1 for i in self.c64}
+        return regs
+
+    def after_closure(self, out, regs):
+        if regs:
+            self._drop(out, regs)
+
+
+def _vreg(op, count):
+    b = op.base if isinstance(op, Src) else op
+    if isinstance(b, Reg) and b.file == "v" and b.count == count:
+        return b.index
+    return None
+
+
+def _f32_src(regs, out, op, consts):
+    """An expression for source ``op`` as float32 (lanes or one value), or None."""
+    i = _vreg(op, 1)
+    if i is not None:
+        return regs.read32(out, i) + ".view(F32)", True
+    b = op.base if isinstance(op, Src) else op
+    si = _sgpr_index(b)
+    if si is not None and getattr(b, "count", 1) == 1:
+        return f"s[{si}:{si + 1}].view(F32)", False
+    if isinstance(b, Imm):
+        name = f"K{len(consts)}"
+        consts[name] = np.array([imm_bits(b.value, "f32", b.text)], U32).view(F32)
+        return name, False
+    return None, False
+
+
+def _name(fn):
+    return getattr(getattr(fn, "__code__", None), "co_qualname", "")
+
+
+def _cells(fn):
+    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+
+
+def inline(inst, closure, regs, consts, tag):
+    """Lines computing ``inst`` inline (full EXEC) with register state ``regs`` (updated),
+    or None when it has no inline form here.  ``consts``: named constants the lines use
+    (added to); ``tag``: a unique suffix for this instruction's names.  The lines may use
+    ``FAULT`` (the statement that returns for a memory fault) and ``SLOW`` (the closure's
+    call) -- :mod:`asmevo.emu.lockstep_block` fills them in."""
+    q = _name(closure)
+    ops = inst.operands
+    out: list = []
+    if q == "_fma_f32.<locals>.run":
+        tied = len(ops) == 3
+        d = _vreg(ops[0], 1)
+        srcs = list(ops[1:]) + ([ops[0]] if tied else [])
+        if d is None or len(srcs) != 3:
+            return None
+        ex = [_f32_src(regs, out, op, consts) for op in srcs]
+        if any(e is None for e, _ in ex) or not (ex[0][1] or ex[1][1]):
+            return None     # (a product of two scalars: one value, not lanes)
+        (a, _), (b, _), (c, _) = ex
+        out += [f"a_{tag} = {a}", f"b_{tag} = {b}", f"c_{tag} = {c}",
+                f"t = MUL(a_{tag}, b_{tag}, dtype=F64)",
+                f"t += c_{tag}",
+                "u = t.view(U64)",
+                "if CNZ(EQ(AND(u, LOW), MID)) or CNZ(LT(AND(u, ABSM), TINY)):",
+                f"    t = fma32(a_{tag}, b_{tag}, c_{tag})",
+                "else:",
+                "    t = t.astype(F32)"]
+        regs.write32(out, d, "t.view(U32)")
+        return out
+    if q == "_lshl_add_u64.<locals>.run":
+        cl = _cells(closure)
+        d, a = _vreg(ops[0], 2), _vreg(ops[1], 2)
+        if d is None or a is None or len(ops) != 4:
+            return None
+        src = ops[3].base if isinstance(ops[3], Src) else ops[3]
+        j = _vreg(ops[3], 2)
+        x = regs.read64(out, a)
+        if j is not None:
+            y = regs.read64(out, j)
+        elif isinstance(src, Imm):
+            name = f"K{len(consts)}"
+            consts[name] = cl["rc"](None)       # (a constant's reader ignores the wave)
+            y = name
+        else:
+            si = _sgpr_index(src)
+            if si is None or getattr(src, "count", 2) != 2:
+                return None
+            y = f"s[{si}:{si + 2}].view(U64)"
+        k = cl["k"]
+        expr = f"({x} << U64({k})) + {y}" if k else f"{x} + {y}"
+        regs.write64(out, d, expr)
+        return out
+    if q == "_global_load_v64.<locals>.run":
+        cl = _cells(closure)
+        ai, di, ndw, offset = cl["ai"], cl["di"], cl["ndw"], cl["offset"]
+        x = regs.read64(out, ai)
+        consts[f"UOFF_{tag}"] = cl["uoff"]
+        consts[f"COLS_{tag}"] = cl["cols"]
+        consts[f"LAST_{tag}"] = [_dead, _dead]
+        consts[f"MEM_{tag}"] = cl["ctx"]
+        size = 4 * ndw
+        out += [f"a = {x} + UOFF_{tag}" if offset else f"a = {x}",
+                f"r = LAST_{tag}[1]()",
+                f"ok = r is not None and LAST_{tag}[0]() is MEM_{tag}.mem",
+                "if ok:",
+                "    off = a - r.base64",
+                "    ok = not CNZ(AND(off, THREE))",
+                "if ok:",
+                "    try:",
+                ("        wd = r.words[RSH(off, TWO, out=off).view(I64)]" if ndw == 1 else
+                 f"        wd = r.words[RSH(off, TWO, out=off).view(I64)[:, None] + COLS_{tag}]"),
+                "    except IndexError:",
+                "        ok = False",
+                "if ok:"]
+        body = []
+        sub = regs.copy()
+        if ndw == 1:
+            sub.write32(body, di, "wd")
+        else:
+            for jj in range(ndw):
+                sub.write32(body, di + jj, f"wd[:, {jj}]")
+        slow = regs.copy()
+        sbody = []
+        slow.flush(sbody)
+        sbody += ["try:", "    SLOW", "except MemoryFault:", "    FAULT",
+                  f"prime(LAST_{tag}, MEM_{tag}.mem, a, {size})"]
+        for jj in range(ndw):
+            slow.write32(sbody, di + jj, f"Vf[{di + jj}]")
+        # both ways end with the same locals (the slow way's are views of the file, dirty:
+        # a later write-back copies them onto themselves)
+        out += ["    " + x for x in body]
+        out.append("else:")
+        out += ["    " + x for x in sbody]
+        regs.c32, regs.c64 = sub.c32, sub.c64
+        regs.dirty = sub.dirty | slow.dirty
+        return out
+    return None
+
+
+def _dead():
+    return None
+
+
+_BRANCH = {"s_branch": "{t}", "s_cbranch_scc0": "{n} if w0.scc else {t}",
+           "s_cbranch_scc1": "{t} if w0.scc else {n}",
+           "s_cbranch_execz": "{n} if w0.exec_any else {t}",
+           "s_cbranch_execnz": "{t} if w0.exec_any else {n}"}
+
+
+def inline_scalar(closure):
+    """Lines doing what ``closure`` (a scalar instruction's, run on the first running wave
+    ``w0``) does, setting ``npc``, or None: a branch on SCC / EXEC (as
+    :func:`asmevo.emu.exec_salu.compile_branch`), a no-op (``s_waitcnt``, ``s_nop``...: the
+    closure of :func:`asmevo.emu.program._simple` that only returns the next pc)."""
+    br = getattr(closure, "branch", None)
+    if br is not None:
+        e = _BRANCH.get(br[0])
+        return None if e is None else [f"npc = {e.format(t=br[1], n=br[2])}"]
+    if _name(closure) == "_simple.<locals>.comp.<locals>.<lambda>" and \
+            closure.__code__.co_freevars == ("nxt",):
+        return [f"npc = {_cells(closure)['nxt']}"]
+    return None
+
+
+_LOCAL = re.compile(r"\b([at]\d+)\b")
+_PARAM = re.compile(r"\bP(\d+)\b")
+
+
+def inline_sgen(closure, tag):
+    """The body of a generated scalar closure (:mod:`asmevo.emu.exec_sgen`) as lines on the
+    first running wave ``w0`` (its SGPR row ``s``), setting ``npc``; None when it is not
+    one or it writes EXEC."""
+    sg = getattr(closure, "sgen", None)
+    if sg is None:
+        return None
+    src, params = sg
+    lines = src.splitlines()
+    try:
+        i = lines.index("        s = wv.s")
+        j = lines.index("        return nxt")
+    except ValueError:
+        return None
+    body = [x.strip() for x in lines[i + 1:j]]
+    if any("sync_exec" in x for x in body) or not all(isinstance(p, int) for p in params):
+        return None
+    out = []
+    for x in body:
+        x = _LOCAL.sub(lambda m: f"{m.group(1)}_{tag}", x)
+        x = _PARAM.sub(lambda m: repr(params[int(m.group(1))]), x)
+        out.append(re.sub(r"\bwv\b", "w0", x))
+    return out + [f"npc = {_cells(closure)['nxt']}"]
+
+
+def inline_smem(closure, consts, tag):
+    """``s_load_dword*`` at an SGPR-pair address plus constants (the closure of
+    :func:`asmevo.emu.exec_mem.compile_smem` for that form) as lines: the words from the
+    buffer it read last when the address is in it, else the closure (``SLOW`` / ``FAULT``
+    as in :func:`inline`)."""
+    if _name(closure) != "compile_smem.<locals>.run":
+        return None
+    cl = _cells(closure)
+    if not {"base_i", "k_off", "di", "n", "size", "ctx"} <= set(cl) or cl.get("touches_exec"):
+        return None
+    b, ko, di, n, size = cl["base_i"], cl["k_off"], cl["di"], cl["n"], cl["size"]
+    consts[f"SL_{tag}"] = [_dead, _dead]
+    consts[f"MEM_{tag}"] = cl["ctx"]
+    return [f"addr = ((s.item({b}) | (s.item({b + 1}) << 32)) + {ko}) & {_ADDR_MASK}",
+            f"r = SL_{tag}[1]()",
+            f"if r is not None and SL_{tag}[0]() is MEM_{tag}.mem and "
+            f"r.addr <= addr <= r.addr + r.size - {size}:",
+            "    o = (addr - r.addr) >> 2",
+            f"    s[{di}:{di + n}] = r.words[o:o + {n}]",
+            "else:",
+            "    try:",
+            "        SLOW",
+            "    except MemoryFault:",
+            "        FAULT",
+            f"    sprime(SL_{tag}, MEM_{tag}.mem, addr)"]
+
+
+def sprime(last, mem, addr):
+    """Remember (weakly) the buffer of ``mem`` holding byte ``addr`` for the next inline
+    scalar load (the one the closure's look-up finds)."""
+    from .memory import GlobalMemory
+    r = None
+    if type(mem) is GlobalMemory:
+        k = bisect.bisect_right(mem._base_list, addr) - 1
+        r = mem.regions[k] if k >= 0 else None
+    last[0], last[1] = (weakref.ref(mem), weakref.ref(r)) if r is not None else (_dead, _dead)
+
+
+def prime(last, mem, a, size):
+    """Remember (weakly, as the closure does) the buffer of ``mem`` holding the first of
+    the addresses ``a`` for the next inline load: one whose size is a multiple of 4 bytes
+    (its words are exactly its bytes: an index past them raises IndexError, as every
+    address the closure finds outside the buffer; the addresses are 4-byte aligned, the
+    buffer's base too)."""
+    from .exec_mem import _region_of
+    r = _region_of(mem, a)
+    if r is not None and r.size % 4 == 0 and r.words.size * 4 == r.size and \
+            not int(r.base64) & 3:
+        last[0], last[1] = weakref.ref(mem), weakref.ref(r)
+    else:
+        last[0], last[1] = _dead, _dead
+
+
+NAMESPACE["prime"] = prime
+NAMESPACE["sprime"] = sprime

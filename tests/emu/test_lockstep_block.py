@@ -1,0 +1,174 @@
+"""Compiled blocks of a lockstep group (asmevo.emu.lockstep_block, lockstep_blockgen) give
+the results, instruction and lane counts and errors of the dispatching path and of one wave
+at a time: a self-loop with the inline forms (global loads at a VGPR-pair address, a scalar
+load, generated scalar code, v_lshl_add_u64, f32 FMAs on operands whose float64 sum needs
+the exact path), with full EXEC, partial EXEC, waves whose trip counts differ, a global and
+a scalar load that fault inside the loop, an unaligned address (the closure's way), and the
+instruction limit reached inside the loop."""
+
+import numpy as np
+import pytest
+
+from asmevo.emu import launch as L
+from asmevo.emu import lockstep_block as LB
+from asmevo.emu.executor import Program
+from asmevo.emu.launch import _run_group
+from asmevo.emu.memory import EmuError, GlobalMemory
+from asmevo.emu.state import Wave, Workgroup
+
+from .conftest import build_kernel
+from .test_exec_fast import _special_f32
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+LANES = np.arange(64, dtype=np.uint64)
+
+LOOP = [
+    "s_mov_b32 s7, s20",
+    "v_mov_b32_e32 v4, 0",
+    "v_mov_b32_e32 v5, 1.0",
+    "LOOP:",
+    "global_load_dword v1, v[2:3], off",
+    "s_load_dword s0, s[2:3], 0x0",
+    "s_add_i32 s7, s7, -1",
+    "s_add_u32 s2, s2, 4",
+    "s_addc_u32 s3, s3, 0",
+    "global_load_dwordx2 v[6:7], v[2:3], off offset:8",
+    "v_lshl_add_u64 v[2:3], v[2:3], 0, 4",
+    "v_lshl_add_u64 v[8:9], v[10:11], 1, s[12:13]",
+    "s_cmp_eq_u32 s7, 0",
+    "s_waitcnt vmcnt(0) lgkmcnt(0)",
+    "v_fmac_f32_e32 v4, s0, v1",
+    "v_fma_f32 v5, v6, v4, v7",
+    "v_add_u32_e32 v10, v8, v1",
+    "s_cbranch_scc0 LOOP",
+    "v_add_u32_e32 v11, 7, v4",
+]
+
+
+def _run(setup, lockstep, blocks, nwaves=4, limit=100000):
+    """Run LOOP on ``nwaves`` waves set up by ``setup(waves, mem)``; (waves, program, error
+    message or None)."""
+    mem = GlobalMemory()
+    group = Workgroup((0, 0, 0), 1024)
+    waves = [Wave(group, i, None) for i in range(nwaves)]
+    for wv in waves:
+        wv.set_exec(np.ones(64, bool))
+    setup(waves, mem)
+    prog = Program(build_kernel(LOOP + ["s_endpgm"]), mem)
+    old = L.LOCKSTEP, LB.ENABLED
+    L.LOCKSTEP, LB.ENABLED = lockstep, blocks
+    err = None
+    try:
+        with np.errstate(all="ignore"):
+            _run_group(prog, waves, limit)
+    except EmuError as e:
+        err = str(e)
+    finally:
+        L.LOCKSTEP, LB.ENABLED = old
+    return waves, prog, err, mem
+
+
+def _setup(trips=(20, 20, 20, 20), partial=False, bad_lane=None, bad_scalar=False,
+           unaligned=False):
+    def setup(waves, mem):
+        rng = np.random.default_rng(7)
+        a = mem.map("A", _special_f32(rng, 64 * len(waves) * 40))
+        x = mem.map("x", _special_f32(rng, 40))
+        for w, wv in enumerate(waves):
+            addr = a + 4 * 40 * (LANES + 64 * w)
+            if bad_lane is not None and w == 1:
+                addr[bad_lane] = a + 4 * 64 * len(waves) * 40 - 4 * 9     # leaves A in the loop
+            if unaligned and w == 3:
+                addr[9] += 2        # (the closure's general path reads it)
+            wv.v[2] = addr & 0xFFFFFFFF
+            wv.v[3] = addr >> 32
+            wv.v[10] = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+            wv.v[11] = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+            xa = x + (4 * 36 if bad_scalar else 0)
+            wv.s[2], wv.s[3] = xa & 0xFFFFFFFF, xa >> 32
+            wv.s[12], wv.s[13] = 0xFFFFFFF0, 0x12345
+            wv.s[20] = trips[w]
+            if partial and w == 2:
+                wv.set_exec((LANES % 3) != 0)
+    return setup
+
+
+def _same(runs):
+    (wa, _, ea, _) = runs[0]
+    for wb, _, eb, _ in runs[1:]:
+        assert ea == eb
+        for x, y in zip(wa, wb):
+            assert np.array_equal(x.v[:16], y.v[:16])
+            assert np.array_equal(x.s, y.s)
+            assert (x.scc, x.count, x.lanes, x.done) == (y.scc, y.count, y.lanes, y.done)
+
+
+def _compiled(prog):
+    return [b for b in prog._lockstep_blocks if isinstance(b, LB.Block)]
+
+
+@pytest.mark.parametrize("case", ["full", "partial", "trips", "unaligned", "fault",
+                                  "scalar_fault", "limit"])
+def test_block_matches_dispatch_and_one_wave(case):
+    kw, limit = {}, 100000
+    if case == "partial":
+        kw = dict(partial=True)
+    elif case == "trips":
+        kw = dict(trips=(20, 20, 13, 20))
+    elif case == "unaligned":
+        kw = dict(unaligned=True)
+    elif case == "fault":
+        kw = dict(bad_lane=5)
+    elif case == "scalar_fault":
+        kw = dict(bad_scalar=True)
+    elif case == "limit":
+        limit = 150
+    runs = [_run(_setup(**kw), ls, bl, limit=limit)
+            for ls, bl in ((True, True), (True, False), (False, False))]
+    if runs[0][2] is None:
+        _same(runs)
+    else:   # (one wave at a time, the waves before the failing one ran further)
+        _same(runs[:2])
+        assert runs[2][2] == runs[0][2]
+    waves, prog, err, _ = runs[0]
+    blk = _compiled(prog)
+    # not vacuous: the loop ran as a compiled block (with its inline forms), the fault and
+    # the limit were reached
+    assert blk and blk[0].full is not None and "MUL(" in blk[0].source
+    if case in ("fault", "scalar_fault"):
+        assert err is not None and "outside every mapped buffer" in err
+    elif case == "limit":
+        assert err is not None and "more than 150 instructions" in err
+    else:
+        assert err is None and all(wv.done for wv in waves)
+        assert waves[0].count > 200
+
+
+def test_block_full_exec_path_taken(monkeypatch):
+    """With full EXEC the inline variant runs (its calls are counted)."""
+    calls = []
+    real = LB._build
+
+    def build(body, params, name):
+        fn, src = real(body, params, name)
+
+        def counted(*a):
+            calls.append(name)
+            return fn(*a)
+        return counted, src
+    monkeypatch.setattr(LB, "_build", build)
+    _run(_setup(), True, True)
+    assert any(n.endswith("full>") for n in calls)
+
+
+def test_long_run_split_into_bounded_blocks():
+    """A straight run longer than MAX_LEN becomes several blocks, none longer."""
+    lines = ["v_add_u32_e32 v1, 1, v1", "s_add_u32 s4, s4, 1"] * (LB.MAX_LEN + 5)
+    mem = GlobalMemory()
+    prog = Program(build_kernel(lines + ["s_endpgm"]), mem)
+    from asmevo.emu.lockstep import _F_UNI, _F_VEC, _fast_forms
+    b = LB.blocks(prog, _fast_forms(prog), _F_VEC, _F_UNI)
+    starts = [pc for pc, x in enumerate(b) if x is not None]
+    ends = prog._lockstep_block_ends
+    assert len(starts) >= 3 and all(ends[p] - p <= LB.MAX_LEN for p in starts)
+    assert all(ends[p] <= q for p, q in zip(starts, starts[1:]))
