@@ -275,5 +275,8 @@ def _full(prog, insts, start, end, params):
         return [f"k += {L}", f"if npc != {start} or budget - k < {L}:"] + \
             ["    " + x for x in ex] + ["    return npc, k, False"] + tr
     params.update(consts)
-    return ["Vf = view.v", "s = w0.s", "k = 0"] + first + ending(e0) + \
+    entry = ["Vf = view.v", "s = w0.s", "sF = s.view(F32)", "k = 0"]
+    if any("out=T)" in x for x in first + loop):
+        entry.append("T, TW, TM, TB, RX, RA, RL = fma_buffers(Vf.shape[1])")
+    return entry + first + ending(e0) + \
         ["while True:"] + ["    " + x for x in loop + ending(e)]

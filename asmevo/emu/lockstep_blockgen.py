@@ -49,39 +49,43 @@ NAMESPACE = {
     "np": np, "U32": U32, "U64": U64, "F32": F32, "F64": F64, "I64": np.int64,
     "pair": pair_u64, "fma32": _fma32, "MAX": _MAX, "BOR": _BOR, "THREE": _THREE,
     "TWO": _TWO, "RSH": np.right_shift, "CNZ": _CNZ, "MUL": np.multiply,
-    "ADD": np.add, "AND": np.bitwise_and, "EQ": np.equal, "LT": np.less,
+    "ADD": np.add, "AND": np.bitwise_and, "EQ": np.equal, "LT": np.less, "XOR": np.bitwise_xor,
     "LOW": U64(0x1FFFFFFF), "MID": U64(0x10000000), "ABSM": U64(0x7FFFFFFFFFFFFFFF),
     "TINY": U64(0x3810000000000000),
 }
 
 
 class Regs:
-    """What the generated code holds in locals at one point: ``c32`` VGPRs (uint32 lanes,
-    local ``v{i}``), ``c64`` VGPR pairs (uint64 lanes, local ``p{i}``), and which of them
-    the register file does not have yet (``dirty``: keys ``("v", i)`` / ``("p", i)``)."""
+    """What the generated code holds in locals at one point: ``c32`` VGPRs (local ``v{i}``,
+    lanes as uint32 (type ``"u"``) or as float32 (``"f"``): ``c32`` maps the register to
+    the type), ``c64`` VGPR pairs (uint64 lanes, local ``p{i}``), and which of them the
+    register file does not have yet (``dirty``: keys ``("v", i)`` / ``("p", i)``)."""
 
-    def __init__(self, c32=(), c64=(), dirty=()):
-        self.c32, self.c64, self.dirty = set(c32), set(c64), set(dirty)
+    def __init__(self, c32=None, c64=(), dirty=()):
+        self.c32, self.c64, self.dirty = dict(c32 or {}), set(c64), set(dirty)
 
     def copy(self):
         return Regs(self.c32, self.c64, self.dirty)
 
     def key(self):
-        return (frozenset(self.c32), frozenset(self.c64), frozenset(self.dirty))
+        return (frozenset(self.c32.items()), frozenset(self.c64), frozenset(self.dirty))
+
+    def held(self):
+        return {("v", i) for i in self.c32} | {("p", i) for i in self.c64}
 
     def meet(self, other):
-        """Locals valid on both ways into a point; dirty when dirty on either."""
-        r = Regs(self.c32 & other.c32, self.c64 & other.c64)
-        held = {("v", i) for i in r.c32} | {("p", i) for i in r.c64}
-        r.dirty = (self.dirty | other.dirty) & held
+        """Locals valid (with the same type) on both ways into a point; dirty when dirty on
+        either."""
+        r = Regs({i: t for i, t in self.c32.items() if other.c32.get(i) == t},
+                 self.c64 & other.c64)
+        r.dirty = (self.dirty | other.dirty) & r.held()
         return r
 
     # ---- code
-    @staticmethod
-    def _store(k):
+    def _store(self, k):
         t, i = k
         if t == "v":
-            return [f"Vf[{i}] = v{i}"]
+            return [f"Vf[{i}] = v{i}" + (".view(U32)" if self.c32[i] == "f" else "")]
         return [f"Vf[{i}:{i + 2}] = p{i}.view(U32).reshape(-1, 2).T"]
 
     def flush(self, out, keys=None):
@@ -91,19 +95,19 @@ class Regs:
             self.dirty.discard(k)
 
     def flush_to(self, out, target):
-        """Before going to a point whose state is ``target``: write what ``target`` does not
-        hold as dirty."""
-        held = {("v", i) for i in target.c32} | {("p", i) for i in target.c64}
-        self.flush(out, [k for k in self.dirty if k not in held or k not in target.dirty])
+        """Before going to a point whose state is ``target`` (holding a subset of these
+        locals, with the same types): write what ``target`` does not hold as dirty."""
+        self.flush(out, [k for k in self.dirty if k not in target.dirty])
 
-    def read32(self, out, i):
-        """An expression for VGPR ``i`` as uint32 lanes."""
-        if i in self.c32:
-            return f"v{i}"
+    def read32(self, out, i, want="u"):
+        """An expression for VGPR ``i`` as uint32 (``want`` "u") or float32 ("f") lanes."""
+        t = self.c32.get(i)
+        if t is not None:
+            return f"v{i}" if t == want else f"v{i}.view({'F32' if want == 'f' else 'U32'})"
         for j in (i - 1, i):
             if j in self.c64 and ("p", j) in self.dirty:
                 self.flush(out, [("p", j)])
-        return f"Vf[{i}]"
+        return f"Vf[{i}]" + (".view(F32)" if want == "f" else "")
 
     def read64(self, out, i):
         """An expression for the VGPR pair ``i``, ``i + 1`` as uint64 lanes."""
@@ -120,7 +124,7 @@ class Regs:
         regs = set(regs)
         for i in list(self.c32):
             if i in regs:
-                self.c32.discard(i)
+                del self.c32[i]
                 self.dirty.discard(("v", i))
         for i in list(self.c64):
             if i in regs or i + 1 in regs:
@@ -129,10 +133,11 @@ class Regs:
                 self.c64.discard(i)
                 self.dirty.discard(("p", i))
 
-    def write32(self, out, i, expr):
+    def write32(self, out, i, expr, typ="u"):
+        """VGPR ``i`` becomes ``expr`` (lanes of type ``typ``)."""
         self._drop(out, [i])
         out.append(f"v{i} = {expr}")
-        self.c32.add(i)
+        self.c32[i] = typ
         self.dirty.add(("v", i))
 
     def write64(self, out, i, expr):
@@ -167,14 +172,15 @@ def _vreg(op, count):
 
 
 def _f32_src(regs, out, op, consts):
-    """An expression for source ``op`` as float32 (lanes or one value), or None."""
+    """(An expression for source ``op`` as float32 (lanes or one value), lanes?), or
+    (None, False)."""
     i = _vreg(op, 1)
     if i is not None:
-        return regs.read32(out, i) + ".view(F32)", True
+        return regs.read32(out, i, "f"), True
     b = op.base if isinstance(op, Src) else op
     si = _sgpr_index(b)
     if si is not None and getattr(b, "count", 1) == 1:
-        return f"s[{si}:{si + 1}].view(F32)", False
+        return f"sF[{si}:{si + 1}]", False
     if isinstance(b, Imm):
         name = f"K{len(consts)}"
         consts[name] = np.array([imm_bits(b.value, "f32", b.text)], U32).view(F32)
@@ -209,15 +215,22 @@ def inline(inst, closure, regs, consts, tag):
         if any(e is None for e, _ in ex) or not (ex[0][1] or ex[1][1]):
             return None     # (a product of two scalars: one value, not lanes)
         (a, _), (b, _), (c, _) = ex
+        # exec_fast's ``s = a.astype(F64) * b; s += c`` (the same float64 operations in the
+        # same operand order, the operands cast first) into the block's buffer ``T``; the
+        # double-rounding test on its dwords ``TW`` (low, high: little-endian): a lane is
+        # risky when (low & 0x1FFFFFFF) == 0x10000000 (a binary32 midpoint) or
+        # (high & 0x7FF00000) < 0x38100000 (the binary32 subnormal range), i.e. when
+        # ((TW ^ RX) & RA) < RL in either dword (RX, RA, RL: those constants per dword)
         out += [f"a_{tag} = {a}", f"b_{tag} = {b}", f"c_{tag} = {c}",
-                f"t = MUL(a_{tag}, b_{tag}, dtype=F64)",
-                f"t += c_{tag}",
-                "u = t.view(U64)",
-                "if CNZ(EQ(AND(u, LOW), MID)) or CNZ(LT(AND(u, ABSM), TINY)):",
+                f"MUL(a_{tag}.astype(F64), b_{tag}.astype(F64), out=T)",
+                f"ADD(T, c_{tag}.astype(F64), out=T)",
+                "XOR(TW, RX, out=TM)",
+                "AND(TM, RA, out=TM)",
+                "if CNZ(LT(TM, RL, out=TB)):",
                 f"    t = fma32(a_{tag}, b_{tag}, c_{tag})",
                 "else:",
-                "    t = t.astype(F32)"]
-        regs.write32(out, d, "t.view(U32)")
+                "    t = T.astype(F32)"]
+        regs.write32(out, d, "t", "f")
         return out
     if q == "_lshl_add_u64.<locals>.run":
         cl = _cells(closure)
@@ -231,7 +244,7 @@ def inline(inst, closure, regs, consts, tag):
             y = regs.read64(out, j)
         elif isinstance(src, Imm):
             name = f"K{len(consts)}"
-            consts[name] = cl["rc"](None)       # (a constant's reader ignores the wave)
+            consts[name] = cl["rc"](None)[0]    # (a constant's reader ignores the wave)
             y = name
         else:
             si = _sgpr_index(src)
@@ -287,6 +300,21 @@ def inline(inst, closure, regs, consts, tag):
         regs.dirty = sub.dirty | slow.dirty
         return out
     return None
+
+
+_FMA_CONST: dict = {}
+
+
+def fma_buffers(n):
+    """Buffers of the inline FMA for ``n`` lanes: the float64 sums ``T``, their dwords
+    ``TW``, scratch ``TM`` / ``TB`` for the test, and its constants per dword ``RX``, ``RA``,
+    ``RL`` (read only, shared)."""
+    c = _FMA_CONST.get(n)
+    if c is None:
+        c = _FMA_CONST[n] = tuple(np.tile(np.array(x, U32), n) for x in
+                                  ((0x10000000, 0), (0x1FFFFFFF, 0x7FF00000), (1, 0x38100000)))
+    T = np.empty(n, F64)
+    return (T, T.view(U32), np.empty(2 * n, U32), np.empty(2 * n, bool)) + c
 
 
 def _dead():
@@ -398,3 +426,4 @@ def prime(last, mem, a, size):
 
 NAMESPACE["prime"] = prime
 NAMESPACE["sprime"] = sprime
+NAMESPACE["fma_buffers"] = fma_buffers

@@ -134,7 +134,7 @@ def test_block_matches_dispatch_and_one_wave(case):
     blk = _compiled(prog)
     # not vacuous: the loop ran as a compiled block (with its inline forms), the fault and
     # the limit were reached
-    assert blk and blk[0].full is not None and "MUL(" in blk[0].source
+    assert blk and blk[0].full is not None and "astype(F64)" in blk[0].source
     if case in ("fault", "scalar_fault"):
         assert err is not None and "outside every mapped buffer" in err
     elif case == "limit":
@@ -172,3 +172,29 @@ def test_long_run_split_into_bounded_blocks():
     ends = prog._lockstep_block_ends
     assert len(starts) >= 3 and all(ends[p] - p <= LB.MAX_LEN for p in starts)
     assert all(ends[p] <= q for p, q in zip(starts, starts[1:]))
+
+
+def test_inline_fma_risk_test_is_npbackend_s():
+    """The inline FMA's double-rounding test on the dwords of the float64 sums flags exactly
+    the lanes of asmevo.semantics.npbackend._fma32's test (midpoints, the subnormal range,
+    zeros, NaNs, infinities, random bits)."""
+    from asmevo.emu.lockstep_blockgen import fma_buffers
+    rng = np.random.default_rng(3)
+    n = 4096
+    u = rng.integers(0, 1 << 63, n, dtype=np.uint64) | \
+        (rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63))
+    k = rng.integers(0, 5, n)
+    u[k == 1] = (u[k == 1] & ~np.uint64(0x1FFFFFFF)) | np.uint64(0x10000000)   # midpoints
+    u[k == 2] &= np.uint64(0x800FFFFFFFFFFFFF) | (np.uint64(0x380) << np.uint64(52))
+    u[k == 3] = (u[k == 3] & np.uint64(0x800FFFFFFFFFFFFF)) | \
+        (rng.integers(0x37F, 0x383, int((k == 3).sum()), dtype=np.uint64) << np.uint64(52))
+    u[:8] = [0, 1 << 63, 0x7FF0000000000000, 0x7FF8000000000001, 0x3810000000000000,
+             0x380FFFFFFFFFFFFF, 0x3FF0000010000000, 0x3FF0000030000000]
+    T, TW, TM, TB, RX, RA, RL = fma_buffers(n)
+    T.view(np.uint64)[:] = u
+    np.bitwise_xor(TW, RX, out=TM)
+    np.bitwise_and(TM, RA, out=TM)
+    mine = np.less(TM, RL, out=TB).reshape(n, 2).any(axis=1)
+    ref = ((u & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | \
+        ((u & np.uint64(0x7FF0000000000000)) < np.uint64(0x3810000000000000))
+    assert np.array_equal(mine, ref) and 100 < ref.sum() < n
