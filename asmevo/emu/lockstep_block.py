@@ -24,6 +24,8 @@ from __future__ import annotations
 from . import lockstep_blockgen as _gen
 from .memory import MemoryFault
 
+import re
+
 #: compile blocks (False: _run_fast dispatches every instruction; tests compare the two)
 ENABLED = True
 _MIN_LEN = 2
@@ -124,9 +126,11 @@ def _compile(prog, fast, start, end):
     blk.length = L
     blk.wrote = wrote
     blk.scc = scc
-    blk.fn, blk.source = _build(_calls(insts, start, end, params), params, f"<block {start}-{end}>")
+    dead = _scc_dead(prog, fast, params, insts, False)
+    blk.fn, blk.source = _build(_calls(insts, start, end, params, dead), params,
+                                f"<block {start}-{end}>")
     blk.full = None
-    full = _full(prog, insts, start, end, params)
+    full = _full(prog, insts, start, end, params, _scc_dead(prog, fast, params, insts, True))
     if full is not None:
         blk.full, src = _build(full, params, f"<block {start}-{end} full>")
         blk.source += src
@@ -144,14 +148,14 @@ def _build(body, params, name):
     return ns["make"](*params.values()), src
 
 
-def _calls(insts, start, end, params):
+def _calls(insts, start, end, params, dead):
     """The block as its closures' calls (any EXEC)."""
     L = end - start
     lines = []
     consts: dict = {}
     for j, (pc, name, arg, mem, _) in enumerate(insts):
         call = f"{name}({arg})"
-        sc = _scalar(params[name], consts, j, pc, name, []) if arg == "w0" else None
+        sc = _scalar(params[name], consts, j, pc, name, [], dead) if arg == "w0" else None
         if sc is not None:
             if pc + 1 < end:    # (only a block's last instruction branches)
                 lines += [x for x in sc if not x.startswith("npc =")]
@@ -187,26 +191,76 @@ def _fill(lines, name, arg, pc, j, flush):
     return out
 
 
-def _scalar(closure, consts, j, pc, name, flush):
-    """Lines for a scalar instruction (on ``w0``) written out, or None (call its closure)."""
+def _scc_dead(prog, fast, params, insts, full):
+    """The positions ``j`` in the block whose instruction's SCC result nothing can see: the
+    next instruction that touches SCC writes it without reading it, and none before that
+    can leave the block (only code written out without a memory access: generated scalar
+    code, no-ops and -- with ``full`` -- the inline FMA and v_lshl_add_u64)."""
+    dead = set()
+    info = []
+    for pc, name, _, _, _ in insts:
+        m = fast[pc][4]
+        c = params[name]
+        stays = getattr(c, "sgen", None) is not None or (
+            _gen.inline_scalar(c) is not None and getattr(c, "branch", None) is None) or \
+            (full and _gen._name(c) in _gen.PURE and
+             _gen.inline(prog.insts[pc], c, _gen.Regs(), {}, "x") is not None)
+        info.append((bool(m[2]), bool(fast[pc][3]), stays))
+    for j, (_, wscc, _) in enumerate(info):
+        if not wscc or getattr(params[insts[j][1]], "sgen", None) is None:
+            continue
+        for rs, ws, stays in info[j + 1:]:
+            if rs:
+                break
+            if ws:
+                dead.add(j)
+                break
+            if not stays:
+                break
+    return dead
+
+
+def _drop_scc(lines):
+    """``lines`` of generated scalar code without its SCC write and the temporaries only
+    that write used (the expressions have no side effects)."""
+    lines = [x for x in lines if not x.startswith("w0.scc = ")]
+    while True:
+        names = [x.split(" = ", 1)[0] for x in lines]
+        text = "\n".join(lines)
+        drop = {i for i, nm in enumerate(names) if _TEMP.fullmatch(nm) and
+                len(re.findall(rf"\b{nm}\b", text)) == 1}
+        if not drop:
+            return lines
+        lines = [x for i, x in enumerate(lines) if i not in drop]
+
+
+_TEMP = re.compile(r"[at]\d+_\d+")
+
+
+def _scalar(closure, consts, j, pc, name, flush, dead=frozenset()):
+    """Lines for a scalar instruction (on ``w0``) written out, or None (call its closure);
+    ``dead``: positions whose SCC result is not needed (:func:`_scc_dead`)."""
     for f in (_gen.inline_scalar, lambda c: _gen.inline_sgen(c, str(j)),
               lambda c: _gen.inline_smem(c, consts, str(j))):
         lines = f(closure)
         if lines is not None:
+            if j in dead and getattr(closure, "sgen", None) is not None:
+                lines = _drop_scc(lines)
             if not any(x.strip().startswith("npc =") for x in lines):
                 lines = lines + [f"npc = {pc + 1}"]
             return _fill(lines, name, "w0", pc, j, flush)
     return None
 
 
-def _full_body(prog, insts, start, end, params, regs, consts):
+def _full_body(prog, insts, start, end, params, regs, consts, dead):
     """The block's lines for full EXEC from register state ``regs`` (updated to the state
     at its end; ``npc`` then holds the next pc); the number of instructions inlined."""
     L = end - start
     out = []
     n_inl = 0
+    floats = _gen.float_reads(prog.insts[start:end], [params[n] for _, n, _, _, _ in insts])
     for j, (pc, name, arg, mem, vector) in enumerate(insts):
-        lines = _gen.inline(prog.insts[pc], params[name], regs, consts, str(j))
+        lines = _gen.inline(prog.insts[pc], params[name], regs, consts, str(j), floats)
         if lines is not None:
             n_inl += 1
             out += _fill(lines, name, arg, pc, j, [])    # (the slow way wrote back)
@@ -216,7 +270,7 @@ def _full_body(prog, insts, start, end, params, regs, consts):
         if arg == "w0":
             ex = []
             regs.copy().flush(ex)
-            sc = _scalar(params[name], consts, j, pc, name, ex)
+            sc = _scalar(params[name], consts, j, pc, name, ex, dead)
         else:
             sc = None
         after = regs.before_closure(out, prog.insts[pc], vector) if sc is None else ()
@@ -242,22 +296,22 @@ def _full_body(prog, insts, start, end, params, regs, consts):
     return out, n_inl
 
 
-def _full(prog, insts, start, end, params):
+def _full(prog, insts, start, end, params, dead):
     """The block's lines for full EXEC in every running wave (vector forms inline,
     :mod:`asmevo.emu.lockstep_blockgen`), or None when none is inlined.  The first pass
     starts with nothing in locals; a self-loop's later passes with what is in locals at
     the end of a pass and also at the start of the one before (a fixed point)."""
     L = end - start
     consts: dict = {}
-    first, n_inl = _full_body(prog, insts, start, end, params, _gen.Regs(), consts)
+    first, n_inl = _full_body(prog, insts, start, end, params, _gen.Regs(), consts, dead)
     if not n_inl:
         return None
     e0 = _gen.Regs()
-    _full_body(prog, insts, start, end, params, e0, {})
+    _full_body(prog, insts, start, end, params, e0, {}, dead)
     head = e0.copy()
     for _ in range(8):
         e = head.copy()
-        _full_body(prog, insts, start, end, params, e, {})
+        _full_body(prog, insts, start, end, params, e, {}, dead)
         nxt = head.meet(e)
         if nxt.key() == head.key():
             break
@@ -265,7 +319,7 @@ def _full(prog, insts, start, end, params):
     else:
         return None
     e = head.copy()
-    loop, _ = _full_body(prog, insts, start, end, params, e, consts)
+    loop, _ = _full_body(prog, insts, start, end, params, e, consts, dead)
 
     def ending(state):
         ex = []

@@ -33,7 +33,7 @@ import weakref
 import numpy as np
 
 from ..ir.operands import Imm, Reg, Src, reg_units
-from ..isa import def_operands
+from ..isa import def_operands, use_operands
 from ..semantics.immediates import imm_bits
 from ..semantics.npbackend import _fma32
 from .exec_common import U32, U64, _sgpr_index, pair_u64
@@ -188,6 +188,10 @@ def _f32_src(regs, out, op, consts):
     return None, False
 
 
+#: closures whose inline form (:func:`inline`) neither accesses memory nor leaves the block
+PURE = frozenset(("_fma_f32.<locals>.run", "_lshl_add_u64.<locals>.run"))
+
+
 def _name(fn):
     return getattr(getattr(fn, "__code__", None), "co_qualname", "")
 
@@ -196,10 +200,28 @@ def _cells(fn):
     return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
 
 
-def inline(inst, closure, regs, consts, tag):
+def float_reads(insts, closures):
+    """The VGPRs that the instructions (and their closures) read only as float32 sources
+    of an inline FMA: a load into one of them gathers float32 lanes."""
+    f, u = set(), set()
+    for inst, c in zip(insts, closures):
+        fma = _name(c) == "_fma_f32.<locals>.run"
+        try:
+            uses = list(use_operands(inst))
+        except Exception:   # noqa: BLE001  (not in the ISA table: every operand)
+            uses, fma = list(inst.operands), False
+        for op in uses:
+            b = op.base if isinstance(op, Src) else op
+            if isinstance(b, Reg) and b.file == "v":
+                (f if fma and b.count == 1 else u).update(range(b.index, b.index + b.count))
+    return f - u
+
+
+def inline(inst, closure, regs, consts, tag, floats=frozenset()):
     """Lines computing ``inst`` inline (full EXEC) with register state ``regs`` (updated),
     or None when it has no inline form here.  ``consts``: named constants the lines use
-    (added to); ``tag``: a unique suffix for this instruction's names.  The lines may use
+    (added to); ``tag``: a unique suffix for this instruction's names; ``floats``: VGPRs
+    to hold as float32 (:func:`float_reads`).  The lines may use
     ``FAULT`` (the statement that returns for a memory fault) and ``SLOW`` (the closure's
     call) -- :mod:`asmevo.emu.lockstep_block` fills them in."""
     q = _name(closure)
@@ -264,6 +286,8 @@ def inline(inst, closure, regs, consts, tag):
         consts[f"LAST_{tag}"] = [_dead, _dead]
         consts[f"MEM_{tag}"] = cl["ctx"]
         size = 4 * ndw
+        typ = "f" if ndw == 1 and di in floats else "u"
+        words = "words_f32" if typ == "f" else "words"
         out += [f"a = {x} + UOFF_{tag}" if offset else f"a = {x}",
                 f"r = LAST_{tag}[1]()",
                 f"ok = r is not None and LAST_{tag}[0]() is MEM_{tag}.mem",
@@ -272,7 +296,7 @@ def inline(inst, closure, regs, consts, tag):
                 "    ok = not CNZ(AND(off, THREE))",
                 "if ok:",
                 "    try:",
-                ("        wd = r.words[RSH(off, TWO, out=off).view(I64)]" if ndw == 1 else
+                (f"        wd = r.{words}[RSH(off, TWO, out=off).view(I64)]" if ndw == 1 else
                  f"        wd = r.words[RSH(off, TWO, out=off).view(I64)[:, None] + COLS_{tag}]"),
                 "    except IndexError:",
                 "        ok = False",
@@ -280,7 +304,7 @@ def inline(inst, closure, regs, consts, tag):
         body = []
         sub = regs.copy()
         if ndw == 1:
-            sub.write32(body, di, "wd")
+            sub.write32(body, di, "wd", typ)
         else:
             for jj in range(ndw):
                 sub.write32(body, di + jj, f"wd[:, {jj}]")
@@ -290,7 +314,8 @@ def inline(inst, closure, regs, consts, tag):
         sbody += ["try:", "    SLOW", "except MemoryFault:", "    FAULT",
                   f"prime(LAST_{tag}, MEM_{tag}.mem, a, {size})"]
         for jj in range(ndw):
-            slow.write32(sbody, di + jj, f"Vf[{di + jj}]")
+            slow.write32(sbody, di + jj, f"Vf[{di + jj}]" + (".view(F32)" if typ == "f" else ""),
+                         typ)
         # both ways end with the same locals (the slow way's are views of the file, dirty:
         # a later write-back copies them onto themselves)
         out += ["    " + x for x in body]
@@ -389,7 +414,8 @@ def inline_smem(closure, consts, tag):
             f"if r is not None and SL_{tag}[0]() is MEM_{tag}.mem and "
             f"r.addr <= addr <= r.addr + r.size - {size}:",
             "    o = (addr - r.addr) >> 2",
-            f"    s[{di}:{di + n}] = r.words[o:o + {n}]",
+            (f"    s[{di}] = r.words.item(o)" if n == 1 else
+             f"    s[{di}:{di + n}] = r.words[o:o + {n}]"),
             "else:",
             "    try:",
             "        SLOW",

@@ -61,6 +61,7 @@ class Region:
         self._store = store
         self.data = store[:self.size]
         self.words = store.view(np.uint32)
+        self.words_f32 = store.view(np.float32)     # (float32 lanes gathered as such)
         self.writable = writable
         self.watch = False
         self.base64 = np.uint64(addr)

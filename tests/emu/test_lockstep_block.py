@@ -40,6 +40,9 @@ LOOP = [
     "v_fmac_f32_e32 v4, s0, v1",
     "v_fma_f32 v5, v6, v4, v7",
     "v_add_u32_e32 v10, v8, v1",
+    "global_load_dword v12, v[2:3], off offset:4",     # (read only by an FMA: float32)
+    "s_waitcnt vmcnt(0)",
+    "v_fmac_f32_e32 v13, v12, v4",
     "s_cbranch_scc0 LOOP",
     "v_add_u32_e32 v11, 7, v4",
 ]
@@ -135,6 +138,7 @@ def test_block_matches_dispatch_and_one_wave(case):
     # not vacuous: the loop ran as a compiled block (with its inline forms), the fault and
     # the limit were reached
     assert blk and blk[0].full is not None and "astype(F64)" in blk[0].source
+    assert "words_f32[" in blk[0].source
     if case in ("fault", "scalar_fault"):
         assert err is not None and "outside every mapped buffer" in err
     elif case == "limit":
@@ -198,3 +202,19 @@ def test_inline_fma_risk_test_is_npbackend_s():
     ref = ((u & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | \
         ((u & np.uint64(0x7FF0000000000000)) < np.uint64(0x3810000000000000))
     assert np.array_equal(mine, ref) and 100 < ref.sum() < n
+
+
+def test_scc_result_dropped_only_where_nothing_sees_it():
+    """Generated scalar code leaves out an SCC result only when the next SCC access writes
+    it and no instruction before that can leave the block (a load may fault)."""
+    lines = ["s_add_i32 s7, s7, -1", "global_load_dword v1, v[2:3], off",
+             "s_add_u32 s2, s2, 4", "s_add_u32 s3, s3, 1", "s_cmp_eq_u32 s3, 0",
+             "s_cbranch_scc0 L", "L:"]
+    prog = Program(build_kernel(lines + ["s_endpgm"]), GlobalMemory())
+    from asmevo.emu.lockstep import _F_UNI, _F_VEC, _fast_forms
+    fast = _fast_forms(prog)
+    LB.blocks(prog, fast, _F_VEC, _F_UNI)
+    end = prog._lockstep_block_ends[0]
+    insts = [(pc, f"c{pc}", None, None, None) for pc in range(end)]
+    params = {f"c{pc}": prog.code[pc] for pc in range(end)}
+    assert LB._scc_dead(prog, fast, params, insts, True) == {2, 3}
