@@ -330,7 +330,9 @@ def _full(prog, insts, start, end, params, dead):
             ["    " + x for x in ex] + ["    return npc, k, False"] + tr
     params.update(consts)
     entry = ["Vf = view.v", "s = w0.s", "sF = s.view(F32)", "k = 0"]
-    if any("out=T)" in x for x in first + loop):
-        entry.append("T, TW, TM, TB, RX, RA, RL = fma_buffers(Vf.shape[1])")
+    if any("out=T)" in x or "out=OFF)" in x for x in first + loop):
+        params["BUFS"] = {}
+        entry.append("T, TW, TM, TB, RX, RA, RL, OFF, OFFI, AM = "
+                     "block_buffers(BUFS, Vf.shape[1])")
     return entry + first + ending(e0) + \
         ["while True:"] + ["    " + x for x in loop + ending(e)]

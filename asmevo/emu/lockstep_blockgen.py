@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import re
 import weakref
+from threading import get_ident
 
 import numpy as np
 
@@ -48,7 +49,7 @@ _CNZ = getattr(_CNZ, "count_nonzero", np.count_nonzero)
 NAMESPACE = {
     "np": np, "U32": U32, "U64": U64, "F32": F32, "F64": F64, "I64": np.int64,
     "pair": pair_u64, "fma32": _fma32, "MAX": _MAX, "BOR": _BOR, "THREE": _THREE,
-    "TWO": _TWO, "RSH": np.right_shift, "CNZ": _CNZ, "MUL": np.multiply,
+    "TWO": _TWO, "RSH": np.right_shift, "SUB": np.subtract, "CNZ": _CNZ, "MUL": np.multiply,
     "ADD": np.add, "AND": np.bitwise_and, "EQ": np.equal, "LT": np.less, "XOR": np.bitwise_xor,
     "LOW": U64(0x1FFFFFFF), "MID": U64(0x10000000), "ABSM": U64(0x7FFFFFFFFFFFFFFF),
     "TINY": U64(0x3810000000000000),
@@ -292,12 +293,13 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
                 f"r = LAST_{tag}[1]()",
                 f"ok = r is not None and LAST_{tag}[0]() is MEM_{tag}.mem",
                 "if ok:",
-                "    off = a - r.base64",
-                "    ok = not CNZ(AND(off, THREE))",
+                "    SUB(a, r.base64, out=OFF)",
+                "    ok = not CNZ(AND(OFF, THREE, out=AM))",
                 "if ok:",
+                "    RSH(OFF, TWO, out=OFF)",
                 "    try:",
-                (f"        wd = r.{words}[RSH(off, TWO, out=off).view(I64)]" if ndw == 1 else
-                 f"        wd = r.words[RSH(off, TWO, out=off).view(I64)[:, None] + COLS_{tag}]"),
+                (f"        wd = r.{words}[OFFI]" if ndw == 1 else
+                 f"        wd = r.words[OFFI[:, None] + COLS_{tag}]"),
                 "    except IndexError:",
                 "        ok = False",
                 "if ok:"]
@@ -340,6 +342,18 @@ def fma_buffers(n):
                                   ((0x10000000, 0), (0x1FFFFFFF, 0x7FF00000), (1, 0x38100000)))
     T = np.empty(n, F64)
     return (T, T.view(U32), np.empty(2 * n, U32), np.empty(2 * n, bool)) + c
+
+
+def block_buffers(cache, n):
+    """Scratch arrays of a block's inline code for ``n`` lanes, made once per block, lane
+    count and thread (``cache``: the block's dict): the FMA's (:func:`fma_buffers`) and the
+    loads' byte offsets ``OFF`` (uint64; ``OFFI`` the same as int64) and test ``AM``."""
+    key = (n, get_ident())
+    b = cache.get(key)
+    if b is None:
+        off = np.empty(n, U64)
+        b = cache[key] = fma_buffers(n) + (off, off.view(np.int64), np.empty(n, U64))
+    return b
 
 
 def _dead():
@@ -389,11 +403,22 @@ def inline_sgen(closure, tag):
     if any("sync_exec" in x for x in body) or not all(isinstance(p, int) for p in params):
         return None
     out = []
+    consts = {}
     for x in body:
         x = _LOCAL.sub(lambda m: f"{m.group(1)}_{tag}", x)
         x = _PARAM.sub(lambda m: repr(params[int(m.group(1))]), x)
-        out.append(re.sub(r"\bwv\b", "w0", x))
+        x = re.sub(r"\bwv\b", "w0", x)
+        for nm, val in consts.items():
+            x = re.sub(rf"\b{nm}\b", val, x)
+        m = _CONST.fullmatch(x)
+        if m:       # a constant operand: written into the lines that use it
+            consts[m.group(1)] = m.group(2)
+            continue
+        out.append(x)
     return out + [f"npc = {_cells(closure)['nxt']}"]
+
+
+_CONST = re.compile(r"(a\d+_\w+) = (\d+|True|False)")
 
 
 def inline_smem(closure, consts, tag):
@@ -452,4 +477,4 @@ def prime(last, mem, a, size):
 
 NAMESPACE["prime"] = prime
 NAMESPACE["sprime"] = sprime
-NAMESPACE["fma_buffers"] = fma_buffers
+NAMESPACE["block_buffers"] = block_buffers
