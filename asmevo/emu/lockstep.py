@@ -26,6 +26,10 @@ run together (the *running* waves; the others wait at their pc or at a barrier):
   pc run next, and waves merge again when they reach a pc where others wait.  A barrier
   completes when every wave that has not ended has reached one.
 
+Straight runs of the fast forms (:meth:`_Group._run_fast`) -- self-loops included -- run as
+one generated function per block (:mod:`asmevo.emu.lockstep_block`) when the SGPRs they read
+are equal in the running waves.
+
 Instruction counts and lane counts (popcount(EXEC) at each issue) are those of running the
 waves one by one; so are all results for programs whose waves only communicate across
 barriers: the group forms compute exactly the per-wave closures' values, and stores of one
