@@ -137,6 +137,9 @@ def _compile(prog, fast, start, end):
     return blk
 
 
+_CODE: dict = {}     # generated source -> its code object
+
+
 def _build(body, params, name):
     """Compile ``blk(view, w0, budget)`` from its ``body`` lines."""
     src = f"def make({', '.join(params)}):\n" \
@@ -144,7 +147,13 @@ def _build(body, params, name):
           "".join(f"        {x}\n" for x in body) + \
           "    return blk\n"
     ns = dict(_gen.NAMESPACE, MemoryFault=MemoryFault)
-    exec(compile(src, name, "exec"), ns)    # noqa: S102
+    code = _CODE.get(src)
+    if code is None:    # (a program's next version has most of its blocks' text again)
+        code = compile(src, name, "exec")
+        if len(_CODE) >= 4096:
+            _CODE.clear()
+        _CODE[src] = code
+    exec(code, ns)    # noqa: S102
     return ns["make"](*params.values()), src
 
 
