@@ -291,7 +291,9 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
         words = "words_f32" if typ == "f" else "words"
         out += [f"a = {x} + UOFF_{tag}" if offset else f"a = {x}",
                 f"r = LAST_{tag}[1]()",
-                f"ok = r is not None and LAST_{tag}[0]() is MEM_{tag}.mem",
+                f"if r is None or LAST_{tag}[0]() is not MEM_{tag}.mem:",
+                f"    r = prime(LAST_{tag}, MEM_{tag}.mem, a)",
+                "ok = r is not None",
                 "if ok:",
                 "    SUB(a, r.base64, out=OFF)",
                 "    ok = not CNZ(AND(OFF, THREE, out=AM))",
@@ -313,8 +315,7 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
         slow = regs.copy()
         sbody = []
         slow.flush(sbody)
-        sbody += ["try:", "    SLOW", "except MemoryFault:", "    FAULT",
-                  f"prime(LAST_{tag}, MEM_{tag}.mem, a, {size})"]
+        sbody += ["try:", "    SLOW", "except MemoryFault:", "    FAULT"]
         for jj in range(ndw):
             slow.write32(sbody, di + jj, f"Vf[{di + jj}]" + (".view(F32)" if typ == "f" else ""),
                          typ)
@@ -436,8 +437,9 @@ def inline_smem(closure, consts, tag):
     consts[f"MEM_{tag}"] = cl["ctx"]
     return [f"addr = ((s.item({b}) | (s.item({b + 1}) << 32)) + {ko}) & {_ADDR_MASK}",
             f"r = SL_{tag}[1]()",
-            f"if r is not None and SL_{tag}[0]() is MEM_{tag}.mem and "
-            f"r.addr <= addr <= r.addr + r.size - {size}:",
+            f"if r is None or SL_{tag}[0]() is not MEM_{tag}.mem:",
+            f"    r = sprime(SL_{tag}, MEM_{tag}.mem, addr)",
+            f"if r is not None and r.addr <= addr <= r.addr + r.size - {size}:",
             "    o = (addr - r.addr) >> 2",
             (f"    s[{di}] = r.words.item(o)" if n == 1 else
              f"    s[{di}:{di + n}] = r.words[o:o + {n}]"),
@@ -445,34 +447,35 @@ def inline_smem(closure, consts, tag):
             "    try:",
             "        SLOW",
             "    except MemoryFault:",
-            "        FAULT",
-            f"    sprime(SL_{tag}, MEM_{tag}.mem, addr)"]
+            "        FAULT"]
 
 
 def sprime(last, mem, addr):
-    """Remember (weakly) the buffer of ``mem`` holding byte ``addr`` for the next inline
-    scalar load (the one the closure's look-up finds)."""
+    """Remember (weakly) the buffer of ``mem`` holding byte ``addr`` for inline scalar
+    loads (the one the closure's look-up finds), and return it (or None)."""
     from .memory import GlobalMemory
     r = None
     if type(mem) is GlobalMemory:
         k = bisect.bisect_right(mem._base_list, addr) - 1
         r = mem.regions[k] if k >= 0 else None
     last[0], last[1] = (weakref.ref(mem), weakref.ref(r)) if r is not None else (_dead, _dead)
+    return r
 
 
-def prime(last, mem, a, size):
+def prime(last, mem, a):
     """Remember (weakly, as the closure does) the buffer of ``mem`` holding the first of
-    the addresses ``a`` for the next inline load: one whose size is a multiple of 4 bytes
-    (its words are exactly its bytes: an index past them raises IndexError, as every
-    address the closure finds outside the buffer; the addresses are 4-byte aligned, the
-    buffer's base too)."""
+    the addresses ``a`` for inline loads, and return it (None: none usable): one whose size
+    is a multiple of 4 bytes (its words are exactly its bytes: an index past them raises
+    IndexError, as every address the closure finds outside the buffer; the addresses are
+    4-byte aligned, the buffer's base too)."""
     from .exec_mem import _region_of
     r = _region_of(mem, a)
     if r is not None and r.size % 4 == 0 and r.words.size * 4 == r.size and \
             not int(r.base64) & 3:
         last[0], last[1] = weakref.ref(mem), weakref.ref(r)
-    else:
-        last[0], last[1] = _dead, _dead
+        return r
+    last[0], last[1] = _dead, _dead
+    return None
 
 
 NAMESPACE["prime"] = prime
