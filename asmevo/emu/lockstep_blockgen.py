@@ -115,7 +115,7 @@ class Regs:
         if i in self.c64:
             return f"p{i}"
         self.flush(out, [("v", i), ("v", i + 1), ("p", i - 1), ("p", i + 1)])
-        out.append(f"p{i} = pair(Vf, {i})")
+        out += [f"p{i} = pair(Vf, {i})", f"al{i} = False"]
         self.c64.add(i)
         return f"p{i}"
 
@@ -141,9 +141,11 @@ class Regs:
         self.c32[i] = typ
         self.dirty.add(("v", i))
 
-    def write64(self, out, i, expr):
+    def write64(self, out, i, expr, aligned="False"):
+        """The pair ``i`` becomes ``expr``; ``al{i}`` (a local beside every ``p{i}``) says
+        whether every lane is known to be a multiple of 4 (``aligned``, evaluated first)."""
         self._drop(out, [i, i + 1])
-        out.append(f"p{i} = {expr}")
+        out += [f"al{i} = {aligned}", f"p{i} = {expr}"]
         self.c64.add(i)
         self.dirty.add(("p", i))
 
@@ -263,20 +265,24 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
         src = ops[3].base if isinstance(ops[3], Src) else ops[3]
         j = _vreg(ops[3], 2)
         x = regs.read64(out, a)
+        k = cl["k"]
         if j is not None:
             y = regs.read64(out, j)
+            ya = f"al{j}"
         elif isinstance(src, Imm):
             name = f"K{len(consts)}"
             consts[name] = cl["rc"](None)[0]    # (a constant's reader ignores the wave)
             y = name
+            ya = str(not int(consts[name]) & 3)
         else:
             si = _sgpr_index(src)
             if si is None or getattr(src, "count", 2) != 2:
                 return None
             y = f"s[{si}:{si + 2}].view(U64)"
-        k = cl["k"]
+            ya = f"not s.item({si}) & 3"
         expr = f"({x} << U64({k})) + {y}" if k else f"{x} + {y}"
-        regs.write64(out, d, expr)
+        # (a multiple of 4 plus a multiple of 4, modulo 2**64, is one)
+        regs.write64(out, d, expr, f"({'True' if k >= 2 else f'al{a}'}) and ({ya})")
         return out
     if q == "_global_load_v64.<locals>.run":
         cl = _cells(closure)
@@ -296,7 +302,9 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
                 "ok = r is not None",
                 "if ok:",
                 "    SUB(a, r.base64, out=OFF)",
-                "    ok = not CNZ(AND(OFF, THREE, out=AM))",
+                # (the buffer's base is a multiple of 4: an address is iff its offset is)
+                (f"    ok = al{ai} or not CNZ(AND(OFF, THREE, out=AM))" if offset % 4 == 0 else
+                 "    ok = not CNZ(AND(OFF, THREE, out=AM))"),
                 "if ok:",
                 "    RSH(OFF, TWO, out=OFF)",
                 "    try:",
@@ -305,7 +313,7 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
                 "    except IndexError:",
                 "        ok = False",
                 "if ok:"]
-        body = []
+        body = [f"al{ai} = True"] if offset % 4 == 0 else []   # (every lane checked)
         sub = regs.copy()
         if ndw == 1:
             sub.write32(body, di, "wd", typ)

@@ -218,3 +218,41 @@ def test_scc_result_dropped_only_where_nothing_sees_it():
     insts = [(pc, f"c{pc}", None, None, None) for pc in range(end)]
     params = {f"c{pc}": prog.code[pc] for pc in range(end)}
     assert LB._scc_dead(prog, fast, params, insts, True) == {2, 3}
+
+
+def test_alignment_known_from_the_address_arithmetic():
+    """An inline load skips the alignment test while its address pair is known to be a
+    multiple of 4 (checked before, then advanced by multiples of 4); an SGPR step that is
+    not one makes it test again (the unaligned loads take the closure's way)."""
+    lines = ["s_mov_b32 s7, 12", "LOOP:",
+             "global_load_dword v1, v[2:3], off",
+             "v_lshl_add_u64 v[2:3], v[2:3], 0, s[14:15]",
+             "s_sub_u32 s14, s14, 2",
+             "s_add_i32 s7, s7, -1",
+             "s_cmp_eq_u32 s7, 0",
+             "s_waitcnt vmcnt(0)",
+             "v_add_u32_e32 v4, v4, v1",
+             "s_cbranch_scc0 LOOP"]
+
+    def run(lockstep, blocks):
+        mem = GlobalMemory()
+        group = Workgroup((0, 0, 0), 1024)
+        waves = [Wave(group, i, None) for i in range(2)]
+        base = mem.map("A", np.arange(64 * 2 * 40, dtype=np.uint32) * 2654435761)
+        for w, wv in enumerate(waves):
+            wv.set_exec(np.ones(64, bool))
+            addr = base + 4 * 40 * (LANES + 64 * w)
+            wv.v[2], wv.v[3] = addr & 0xFFFFFFFF, addr >> 32
+            wv.s[14], wv.s[15] = 24, 0     # steps 24, 22, ...: every other one unaligned
+        prog = Program(build_kernel(lines + ["s_endpgm"]), mem)
+        old = L.LOCKSTEP, LB.ENABLED
+        L.LOCKSTEP, LB.ENABLED = lockstep, blocks
+        try:
+            _run_group(prog, waves, 100000)
+        finally:
+            L.LOCKSTEP, LB.ENABLED = old
+        return waves, prog, None, mem
+    runs = [run(ls, bl) for ls, bl in ((True, True), (True, False), (False, False))]
+    _same(runs)
+    src = _compiled(runs[0][1])[0].source
+    assert "ok = al2 or" in src and "al2 = (al2) and (not s.item(14) & 3)" in src
