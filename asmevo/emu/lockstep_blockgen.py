@@ -191,6 +191,21 @@ def _f32_src(regs, out, op, consts):
     return None, False
 
 
+def _scalar_f32(expr, consts):
+    """For a one-value float32 source ``expr`` of :func:`_f32_src` (an SGPR ``sF[i:i + 1]``
+    or a constant ``K..``): (a Python-float expression of its value, is it a NaN (constants
+    only)), or None."""
+    m = re.fullmatch(r"sF\[(\d+):\d+\]", expr)
+    if m:
+        return f"sF.item({m.group(1)})", False
+    if expr in consts:
+        v = float(consts[expr][0])
+        name = expr + "f"
+        consts[name] = v
+        return name, v != v
+    return None
+
+
 #: closures whose inline form (:func:`inline`) neither accesses memory nor leaves the block
 PURE = frozenset(("_fma_f32.<locals>.run", "_lshl_add_u64.<locals>.run"))
 
@@ -246,9 +261,24 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
         # risky when (low & 0x1FFFFFFF) == 0x10000000 (a binary32 midpoint) or
         # (high & 0x7FF00000) < 0x38100000 (the binary32 subnormal range), i.e. when
         # ((TW ^ RX) & RA) < RL in either dword (RX, RA, RL: those constants per dword)
-        out += [f"a_{tag} = {a}", f"b_{tag} = {b}", f"c_{tag} = {c}",
-                f"MUL(a_{tag}.astype(F64), b_{tag}.astype(F64), out=T)",
-                f"ADD(T, c_{tag}.astype(F64), out=T)",
+        out += [f"a_{tag} = {a}", f"b_{tag} = {b}", f"c_{tag} = {c}"]
+        arr = f"MUL(a_{tag}.astype(F64), b_{tag}.astype(F64), out=T)"
+        one = _scalar_f32(b if ex[0][1] else a, consts)
+        if one is None or one[1]:
+            out.append(arr)
+        else:
+            # one operand is one SGPR or constant: a Python float (the same float64 value;
+            # the operand order kept), unless an SGPR holds a NaN (its payload: as above)
+            py, _ = one
+            x = f"x_{tag}" if py.startswith("sF.item") else py
+            prod = f"MUL(a_{tag}.astype(F64), {x}, out=T)" if ex[0][1] else \
+                f"MUL({x}, b_{tag}.astype(F64), out=T)"
+            if x == py:
+                out.append(prod)
+            else:
+                out += [f"{x} = {py}", f"if {x} != {x}:", f"    {arr}", "else:",
+                        f"    {prod}"]
+        out += [f"ADD(T, c_{tag}.astype(F64), out=T)",
                 "XOR(TW, RX, out=TM)",
                 "AND(TM, RA, out=TM)",
                 "if CNZ(LT(TM, RL, out=TB)):",

@@ -43,6 +43,8 @@ LOOP = [
     "global_load_dword v12, v[2:3], off offset:4",     # (read only by an FMA: float32)
     "s_waitcnt vmcnt(0)",
     "v_fmac_f32_e32 v13, v12, v4",
+    "v_fmac_f32_e32 v14, 0.5, v12",                    # (a constant operand)
+    "v_fma_f32 v15, v12, s0, v15",                     # (the SGPR second)
     "s_cbranch_scc0 LOOP",
     "v_add_u32_e32 v11, 7, v4",
 ]
