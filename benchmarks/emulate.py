@@ -24,7 +24,9 @@ reductions with barriers (row_sum, row_max, softmax_row, layernorm, scan_inclusi
 LDS tiles with ds_read2 (sgemm_tiled -O3), a long dependent FMA loop (sgemm_tiled_O0),
 cross-lane (wave_reduce_dpp), atomics (histogram_atomic).  Timing covers ``run_kernel``
 (launch set-up included) in CPU time of the worker process (time.process_time: steadier
-than wall time on a shared machine); loading and closure compilation happen in the warm-up.
+than wall time on a shared machine); loading and closure compilation happen in the warm-up
+(:data:`WARMUP` rounds: asmevo compiles a straight run of instructions into one function
+when a lockstep group comes to it the second time, :mod:`asmevo.emu.lockstep_block`).
 Each timed run follows the other worker's run, so it starts with cold caches: a kernel of a
 few thousand instructions then takes about twice its time in a loop of back-to-back runs
 (both emulators pay this), and with the load average above the CPU count the ratio of such
@@ -69,6 +71,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+#: untimed rounds before the timed ones (every column runs each kernel this often first)
+WARMUP = 2
 #: corpus kernels on larger launches (issue 16's kernel kinds): base entry, grid, and the
 #: arguments' new ``count`` (buffers) or ``value`` (scalars)
 VARIANTS = {
@@ -324,7 +328,7 @@ def main(argv=None) -> int:
         times = {c: [] for c, _, _ in cols}
         n = ln = None
         failed = {}
-        for rep in range(args.repeat + 1):          # the first round is the warm-up
+        for rep in range(args.repeat + WARMUP):     # the first rounds are the warm-up
             order = cols if rep % 2 == 0 else cols[::-1]
             for c, w, ls in order:
                 if c in failed:
@@ -339,7 +343,7 @@ def main(argv=None) -> int:
                     continue
                 if c == "new":
                     n, ln = n_, ln_
-                if rep:
+                if rep >= WARMUP:
                     times[c].append(t)
         med = {c: statistics.median(v) if v else float("nan") for c, v in times.items()}
         complete = not failed  # the summed row: kernels every column ran
