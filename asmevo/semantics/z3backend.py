@@ -1006,7 +1006,28 @@ def _sdwa(st, inst, spec):
 
 def _mubuf(st, inst, spec):
     """MUBUF with a V# (base, stride, num_records): out-of-range loads give 0 and
-    out-of-range stores are dropped, as in the emulator."""
+    out-of-range stores are dropped, as in the emulator (:mod:`asmevo.emu.exec_mubuf`).
+
+    Range checking, per lane (the offset checks exclude SOFFSET, as the emulator):
+
+    * a raw buffer (stride 0, no IDXEN) checks a multi-dword access (dwordx2/x3/x4) per
+      dword: dword ``j`` is in range when ``offset + 4*j + 4 <= num_records``, so a load
+      straddling the end gives its in-range dwords and 0 for the rest, and a store writes
+      only its in-range dwords.  Sources: the CDNA3 ISA guide, buffer range checking
+      notes ("Load/store-format-* instruction and atomics are range-checked 'all or
+      nothing'"; "Load/store-DWORD-x{2,3,4} range-check per component"); LLVM AMDGPUUsage,
+      "Relaxed Buffer OOB Mode" (llvm/llvm-project PR #134734): "When operating on more
+      than 32 bits of data, the voffset used for the access will be range-checked for each
+      32-bit word independently", with a word partly past the end (an ``<8 x i8>`` at
+      offset 6 of an 8-byte buffer) out of range as a whole;
+    * sub-dword and single-dword accesses: in range when ``offset + size <= num_records``;
+    * a structured buffer (stride != 0 or IDXEN): the record check ``index < num_records``
+      for the whole access.
+
+    Loads are recorded per dword (:class:`MemRead`, active where that dword is in range)
+    and so are stores (one :class:`MemWrite` per dword), so that read coverage and the
+    write comparison see exactly the bytes touched.  Atomics (``mubuf_atomic``) and the
+    format forms are not modelled here (:class:`Unsupported`)."""
     ex = spec.extra
     size, load = ex["size"], ex.get("load", False)
     ops = inst.operands
@@ -1033,24 +1054,42 @@ def _mubuf(st, inst, spec):
     if z3.is_true(z3.simplify(z3.Extract(23, 23, r[3]) == 1)):
         raise Unsupported("add_tid_enable buffers")
     off64 = z3.ZeroExt(32, off) + ioff
-    inr = z3.Or(z3.And(stride == 0, z3.BoolVal(not idxen), z3.ULE(off64 + size, z3.ZeroExt(32, nrec))),
-                z3.And(z3.Or(stride != 0, z3.BoolVal(idxen)), z3.ULT(idx, nrec)))
+    raw = z3.And(stride == 0, z3.BoolVal(not idxen))
+    rec_ok = z3.ULT(idx, nrec)
+    nrec64 = z3.ZeroExt(32, nrec)
+
+    def inr(lo, n):
+        """Bytes ``[lo, lo + n)`` of the access in range (64-bit sums: no wrap-around)."""
+        return z3.If(raw, z3.ULE(off64 + (lo + n), nrec64), rec_ok)
+
     addr = base + z3.ZeroExt(32, soff) + z3.ZeroExt(32, idx) * stride + off64
     act = st.active()
+    # the range-checked pieces: dwords of a multi-dword access, else the whole access
+    pieces = [(4 * j, 4) for j in range(size // 4)] if size > 4 else [(0, size)]
     if load:
-        v = _shared_load(st, "global", addr, size, z3.And(act, inr))
-        v = z3.If(inr, v, z3.BitVecVal(0, 8 * size))
+        words = []
+        for lo, n in pieces:
+            ok = inr(lo, n)
+            a = addr + lo if lo else addr
+            v = _shared_load(st, "global", a, n, z3.And(act, ok))
+            words.append(z3.If(ok, v, z3.BitVecVal(0, 8 * n)))
         if size < 4:
-            v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, v)
+            v = (z3.SignExt if ex.get("signed") else z3.ZeroExt)(32 - 8 * size, words[0])
             _write_v(st, data, "b32", v, act)
             return
-        for j, u in enumerate(_units_of(data)):
-            st.set(u, z3.If(act, z3.Extract(32 * j + 31, 32 * j, v), st.get(u)))
+        for u, w in zip(_units_of(data), words):
+            st.set(u, z3.If(act, w, st.get(u)))
     else:
-        val = _gather(st, data, size // 4) if size >= 4 else z3.Extract(8 * size - 1, 0, _read(st, data, "b32"))
-        a2 = z3.And(act, inr)
-        st.mem["global"] = _store_bytes(st.mem["global"], addr, val, size, a2)
-        st.writes.append(MemWrite("global", addr, size, val, a2))
+        if size >= 4:
+            us = _units_of(data)
+            vals = [st.get(u) for u in us[:size // 4]]
+        else:
+            vals = [z3.Extract(8 * size - 1, 0, _read(st, data, "b32"))]
+        for (lo, n), val in zip(pieces, vals):
+            a2 = z3.And(act, inr(lo, n))
+            a = addr + lo if lo else addr
+            st.mem["global"] = _store_bytes(st.mem["global"], a, val, n, a2)
+            st.writes.append(MemWrite("global", a, n, val, a2))
 
 
 def _sdwa_sel(x, sel, sext):
