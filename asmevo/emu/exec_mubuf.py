@@ -99,10 +99,33 @@ def _fmt_encode(vals: np.ndarray, bits: int, nf: str) -> np.ndarray:
     return q.astype(np.int64) & m
 
 
+#: A lane's ``room`` (:func:`compile_mubuf`) when its structured-buffer record is in range.
+_ALL_ROOM = np.int64(1 << 62)
+
+
 def compile_mubuf(inst, spec, ctx, nxt):
     """MUBUF with a buffer resource (V#): base, stride, num_records; out-of-range
     loads return 0 and out-of-range stores are dropped (CDNA3 ISA guide, "Buffer
-    instructions", range checking)."""
+    instructions", range checking).
+
+    Range checking, per lane (the offset checks exclude SOFFSET; the z3 model,
+    :func:`asmevo.semantics.z3backend._mubuf`, is the same):
+
+    * raw buffer (stride 0, no IDXEN, no ADD_TID): plain multi-dword loads and stores
+      (``buffer_load/store_dwordx{2,3,4}``) are checked per dword -- dword ``j`` is in
+      range when ``offset + 4*j + 4 <= num_records``: a load straddling the end gives its
+      in-range dwords and 0 for the rest, a store writes only its in-range dwords (CDNA3
+      ISA guide, range checking notes: "Load/store-DWORD-x{2,3,4} range-check per
+      component"; LLVM AMDGPUUsage "Relaxed Buffer OOB Mode", llvm/llvm-project PR
+      #134734: "the voffset used for the access will be range-checked for each 32-bit word
+      independently").  Single-dword and sub-dword accesses: ``offset + size <=
+      num_records``;
+    * the format forms (``buffer_*_format_*``, ``tbuffer_*``) and atomics, 64-bit ones
+      included, are checked "all or nothing" (the same ISA notes: "Load/store-format-*
+      instruction and atomics are range-checked 'all or nothing' - either entirely in or
+      out");
+    * structured buffer (stride != 0, IDXEN or ADD_TID): ``index < num_records`` for the
+      whole access."""
     ex = spec.extra
     size, load = ex["size"], ex.get("load", False)
     if inst.has_mod("tfe") or inst.has_mod("lwe") or inst.has_mod("addr64"):
@@ -130,7 +153,7 @@ def compile_mubuf(inst, spec, ctx, nxt):
 
     soff_i = None if isinstance(soff, Imm) else _sgpr_index(soff)
 
-    def group_addrs(wv, lanes, size):
+    def group_addrs(wv, lanes):
         """:func:`addrs` for the lanes of a lockstep group (asmevo.emu.lockstep), each with
         its own wave's V# and SGPR offset (rows of ``wv.sfile``)."""
         wix = lanes >> 6
@@ -152,16 +175,25 @@ def compile_mubuf(inst, spec, ctx, nxt):
             off = v & 0xFFFFFFFF if offen and not idxen else np.zeros(n, np.int64)
         idx = idx + (lanes & 63) * add_tid
         off = off + ioff
+        rec = np.where(idx < nrec, _ALL_ROOM, np.int64(-1))
         if idxen:
-            inr = idx < nrec
+            room = rec
         else:
-            inr = np.where((stride == 0) & (add_tid == 0), off + size <= nrec, idx < nrec)
+            room = np.where((stride == 0) & (add_tid == 0), nrec - off, rec)
         a = (base + so + idx * stride + off).astype(U64)
-        return a, inr
+        return a, room
 
     def addrs(wv, lanes, size=size):
+        """(addresses, in-range mask) of an access of ``size`` bytes checked as a whole."""
+        a, room = addrs_room(wv, lanes)
+        return a, room >= size
+
+    def addrs_room(wv, lanes):
+        """(addresses, room): per lane, how many bytes from the access's start pass the
+        range check (raw buffer: ``num_records - offset``, possibly negative; structured:
+        all or none, by the record index)."""
         if LANE_COUNT[0] != 64:
-            return group_addrs(wv, lanes, size)
+            return group_addrs(wv, lanes)
         r = wv.s[rsrc_i:rsrc_i + 4]
         base = int(r[0]) | ((int(r[1]) & 0xFFFF) << 32)
         stride = (int(r[1]) >> 16) & 0x3FFF
@@ -183,11 +215,20 @@ def compile_mubuf(inst, spec, ctx, nxt):
             idx = idx + (lanes & 63)
         off = off + ioff
         if stride == 0 and not idxen and not add_tid:
-            inr = off + size <= nrec
+            room = nrec - off
         else:
-            inr = idx < nrec
+            room = np.where(idx < nrec, _ALL_ROOM, np.int64(-1))
         a = (np.int64(base) + so + idx * stride + off).astype(U64)
-        return a, inr
+        return a, room
+
+    def split_dwords(a, room):
+        """The in-range dwords of each lane's access, in lane order (so that later lanes
+        still win where lanes overlap, :meth:`asmevo.emu.memory.GlobalMemory.write`):
+        (lane positions, byte offsets within the access, addresses)."""
+        ok = room[:, None] >= np.arange(4, size + 1, 4, dtype=np.int64)[None, :]
+        li, jj = np.nonzero(ok)
+        aj = 4 * jj.astype(np.int64)
+        return li, aj, a[li] + aj.astype(U64)
 
     def run(wv):
         if not wv.exec_any:
@@ -230,8 +271,8 @@ def compile_mubuf(inst, spec, ctx, nxt):
                 if np.count_nonzero(inr):
                     ctx.mem.write(a[inr], data[inr], lanes[inr])
             return nxt
-        a, inr = addrs(wv, lanes)
         if is_atomic:
+            a, inr = addrs(wv, lanes)
             # operands: vdata (old value returned there with glc/sc0), vaddr, srsrc, soffset;
             # out-of-range lanes do nothing and return 0
             aop = ex["op"]
@@ -271,10 +312,19 @@ def compile_mubuf(inst, spec, ctx, nxt):
                     for k in range(ndw):
                         R[di + k, ln] = (old >> (32 * k)) & 0xFFFFFFFF
             return nxt
+        a, room = addrs_room(wv, lanes)
+        inr = room >= size
+        # a multi-dword access straddling num_records in some lane: dword by dword
+        whole = size <= 4 or bool(inr.all()) or not np.count_nonzero(room >= 4)
         if load:
             data = np.zeros((len(lanes), size), U8)
-            if np.count_nonzero(inr):
-                data[inr] = ctx.mem.read(a[inr], size, lanes[inr])
+            if whole:
+                if np.count_nonzero(inr):
+                    data[inr] = ctx.mem.read(a[inr], size, lanes[inr])
+            else:
+                li, aj, words = split_dwords(a, room)
+                data.reshape(len(lanes), size // 4, 4)[li, aj // 4] = ctx.mem.read(
+                    words, 4, lanes[li])
             if lds:
                 # LDS DMA: LDS byte address = M0[15:0] + instruction offset + lane * size (the
                 # immediate offset applies to both addresses; LLVM llvm.amdgcn.raw.buffer.load.lds)
@@ -284,8 +334,13 @@ def compile_mubuf(inst, spec, ctx, nxt):
                 _load_into(wv, dst_or_data, data, lanes, spec)
         else:
             data = _store_data(wv, dst_or_data, lanes, size, ex.get("d16_hi", False))
-            if np.count_nonzero(inr):
-                ctx.mem.write(a[inr], data[inr], lanes[inr])
+            if whole:
+                if np.count_nonzero(inr):
+                    ctx.mem.write(a[inr], data[inr], lanes[inr])
+            else:
+                li, aj, words = split_dwords(a, room)
+                ctx.mem.write(words, np.ascontiguousarray(
+                    data.reshape(len(lanes), size // 4, 4)[li, aj // 4]), lanes[li])
         return nxt
     return run
 
