@@ -2,10 +2,18 @@
 kernels run by :func:`asmevo.emu.run_kernel` (the public entry point).
 
 * Buffer range checking (CDNA3 ISA guide, "Buffer instructions", range checking, raw
-  buffer with stride 0): an access is in range only when ``offset + size <= num_records``;
-  a load that is out of range returns 0, a store is dropped.  ``offset < num_records``
-  alone is wrong for an access that straddles the end: the tests put accesses there (an
-  unaligned dword and a dwordx2 / dwordx4 whose first dword is inside).
+  buffer with stride 0): a dword or sub-dword access is in range only when ``offset + size
+  <= num_records``; a load that is out of range returns 0, a store is dropped.  ``offset <
+  num_records`` alone is wrong for an access that straddles the end: the tests put
+  accesses there (an unaligned dword and a dwordx2 / dwordx4 whose first dword is inside).
+  A multi-dword access (``buffer_load/store_dwordx{2,3,4}``) is checked per dword, not all
+  or nothing: dword ``j`` is in range when ``offset + 4*j + 4 <= num_records`` (the ISA
+  guide's range-checking notes: "Load/store-DWORD-x{2,3,4} range-check per component",
+  while "Load/store-format-* instruction and atomics are range-checked 'all or nothing'";
+  LLVM AMDGPUUsage, "Relaxed Buffer OOB Mode", llvm/llvm-project PR #134734: "the voffset
+  used for the access will be range-checked for each 32-bit word independently").  The
+  all-or-nothing model this file once asserted made a candidate that zeroes the first
+  dword of a straddling dwordx2 "equal" to the original (adversarial round, t3_bufoob).
 * Lane-mask results (VOPC, the carry-out of ``v_add_co_u32`` & co., ``v_cmp`` in VOP3 form
   with an SGPR-pair destination): the bits of inactive lanes are written 0, whatever they
   held and whatever the comparison would give there.
@@ -33,11 +41,16 @@ def _in(nwords=64):
 
 
 def _load_bytes(inp: np.ndarray, off: int, size: int, nrec: int) -> list[int]:
-    """Reference: the dwords a raw-buffer load of ``size`` bytes at byte ``off`` returns."""
-    if off + size > nrec:
-        return [0] * (size // 4)
-    b = inp.view(np.uint8)[off:off + size]
-    return list(np.frombuffer(b.tobytes(), np.uint32))
+    """Reference: the dwords a raw-buffer load of ``size`` bytes at byte ``off`` returns
+    (each dword of a multi-dword load range-checked on its own)."""
+    out = []
+    for j in range(0, size, 4):
+        if off + j + 4 > nrec:
+            out.append(0)
+        else:
+            b = inp.view(np.uint8)[off + j:off + j + 4]
+            out.append(int(np.frombuffer(b.tobytes(), np.uint32)[0]))
+    return out
 
 
 @pytest.mark.parametrize("nrec", [64, 66, 70, 72])
@@ -78,6 +91,52 @@ def test_buffer_load_wide_straddling_num_records(width, size):
         want = _load_bytes(inp, 32 + 4 * lane, size, nrec)
         got = [int(out[64 * k + lane]) for k in range(nregs)]
         assert got == want, (lane, got, want)
+    # lane 3 (offset 44): its first dword is the buffer's last one, the rest are past the end
+    assert [int(out[64 * k + 3]) for k in range(nregs)] == [int(inp[11])] + [0] * (nregs - 1)
+
+
+@pytest.mark.parametrize("width,size", [("x2", 8), ("x3", 12), ("x4", 16)])
+@pytest.mark.parametrize("nrec", [44, 46, 48])
+def test_buffer_load_wide_straddling_per_dword_unaligned_end(width, size, nrec):
+    # num_records not a multiple of 4: a dword partly past the end is out of range whole
+    nregs = size // 4
+    dst = f"v[4:{3 + nregs}]"
+    stores = "\n".join(f"global_store_dword v10, v{4 + k}, s[4:5] offset:{64 * k * 4}"
+                       for k in range(nregs))
+    body = RSRC + f"""
+        v_lshlrev_b32_e32 v2, 2, v0
+        v_add_u32_e32 v2, 24, v2
+        v_lshlrev_b32_e32 v10, 2, v0
+        buffer_load_dword{width} {dst}, v2, s[8:11], 0 offen
+        s_waitcnt vmcnt(0)
+        {stores}
+    """
+    inp = _in()
+    out = run_text_kernel(body, inp, block=8, n=nrec)
+    for lane in range(8):
+        want = _load_bytes(inp, 24 + 4 * lane, size, nrec)
+        got = [int(out[64 * k + lane]) for k in range(nregs)]
+        assert got == want, (lane, got, want)
+
+
+@pytest.mark.parametrize("width,size", [("x2", 8), ("x4", 16)])
+def test_buffer_store_wide_straddling_writes_in_range_dwords(width, size):
+    # one lane stores size bytes at offset 56 of a 64-byte buffer: the dwords at 56 and 60
+    # are written, the rest (64..) dropped -- the words past num_records stay as they were
+    nregs = size // 4
+    movs = "\n".join(f"v_mov_b32_e32 v{4 + k}, 0x{0xab000000 + k:x}" for k in range(nregs))
+    body = RSRC + f"""
+        s_mov_b32 s8, s4
+        s_mov_b32 s9, s5
+        s_mov_b32 s10, 64
+        v_mov_b32_e32 v2, 56
+        {movs}
+        buffer_store_dword{width} v[4:{3 + nregs}], v2, s[8:11], 0 offen
+    """
+    out = run_text_kernel(body, _in(), block=1, n=0, out_words=64, out_init=0)
+    ref = np.zeros(64, np.uint32)
+    ref[14], ref[15] = 0xab000000, 0xab000001
+    assert [hex(int(x)) for x in out[:64]] == [hex(int(x)) for x in ref]
 
 
 def test_buffer_store_straddling_num_records_is_dropped():
