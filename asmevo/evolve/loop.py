@@ -631,8 +631,11 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
             n = run.store.count()
             rate = (n - n_start) / max(1e-9, (time.time() - t_start) / 60)
             best = min(run.pop.best.cycles, rec["cycles"] if rec["accepted"] else float("inf"))
-            prog.update(n, sum(v["accepted"] for v in run.op_stats.values()) + rec["accepted"],
-                        run.k0_cycles / best if best else 1.0, rate)
+            # accepted so far, this round's earlier candidates included (op_stats is updated
+            # when the round ends: the bar undercounted by a round -- newcomer test)
+            acc = run.store.db.execute("SELECT COUNT(*) FROM candidates WHERE accepted=1 "
+                                       "AND step >= 0").fetchone()[0]
+            prog.update(n, acc, run.k0_cycles / best if best else 1.0, rate)
 
         while True:
             n = run.store.count_before(run.next_step)

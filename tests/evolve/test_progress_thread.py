@@ -42,3 +42,23 @@ def test_update_redraws_the_bar(monkeypatch):
     shown = out.getvalue()
     p.close()
     assert "1.409x (estimated)" in shown
+
+
+def test_the_bar_counts_every_accepted_candidate(tmp_path, monkeypatch):
+    """The last update's accepted count equals the run's (newcomer test: the bar learned of
+    a round's accepted candidates only when the round ended, so it ended one round short)."""
+    import json
+    from asmevo.evolve import progress
+    from asmevo.evolve.config import load_config
+    from asmevo.evolve.loop import run_evolve
+    from evolve_helpers import VADD_CO, VADD_JSON
+    seen = []
+    monkeypatch.setattr(progress.Progress, "update",
+                        lambda self, evaluated, accepted, speedup, rate: seen.append(accepted))
+    cfg = load_config(None, {"kernel_file": str(VADD_CO), "harness": str(VADD_JSON),
+                             "out": str(tmp_path / "run"), "budget": 6, "final_trials": 2,
+                             "quiet": True})
+    assert run_evolve(cfg, install_sigint=False).exit_status == 0
+    rep = json.loads((tmp_path / "run" / "report.json").read_text())
+    acc = sum(o["accepted"] for o in rep["operators"].values())
+    assert acc > 0 and seen and seen[-1] == acc
