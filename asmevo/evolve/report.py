@@ -310,6 +310,7 @@ def build_report(run, winner, receipt, how, dropped, elapsed, stop_reason, rate)
         "steps": len(steps), "step_outcomes": outcomes, "candidate_statuses": statuses,
         "evaluated": run.store.count(), "stop_reason": stop_reason,
         "elapsed_seconds": elapsed, "candidates_per_minute": rate,
+        "sessions": session_totals(os.path.join(run.dir, "events.jsonl")),
         "restarts": run.pop.restarts,
         "config": {k: v for k, v in cfg.to_json().items()},
         "created": time.time(),
@@ -352,8 +353,8 @@ def report_md(rep: dict) -> str:
                  ", ".join(f"`{x['hash'][:12]}` ({x['receipt']['verdict']['status']})"
                            for x in rep["dropped"]))
     L += ["", f"Stopped on: {rep['stop_reason']}; {rep['evaluated']} distinct candidates in "
-          f"{rep['steps']} steps, {rep['elapsed_seconds']:.0f} s "
-          f"({rep['candidates_per_minute']:.1f} candidates/min); island restarts: {rep['restarts']}.", ""]
+          f"{rep['steps']} steps; " + _time_line(rep) +
+          f"; island restarts: {rep['restarts']}.", ""]
     source = "measured" if rep.get("measured") else "estimated"
     L += ["## Accepted edits from K0 to the winner", ""]
     if not rep["edits"]:
@@ -449,3 +450,50 @@ def _proved_against(verdict) -> str | None:
         if e.get("kind") == "chain":
             return (e.get("data") or {}).get("parent")
     return None
+
+
+def session_totals(events_path: str) -> dict | None:
+    """The whole run's sessions from its event log (a resumed run appends to it): ``{"count",
+    "loop_seconds", "candidates", "candidates_per_minute"}`` -- each session from its
+    ``start``/``resume`` event to its last event (so a killed session counts up to what it
+    logged), candidates from ``candidate`` events.  None when the log is unreadable."""
+    sessions, cur = [], None
+    try:
+        with open(events_path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                ev, t = e.get("event"), e.get("t")
+                if not isinstance(t, (int, float)):
+                    continue
+                if ev in ("start", "resume"):
+                    cur = {"t0": t, "t1": t, "n": 0}
+                    sessions.append(cur)
+                elif cur is not None and ev not in ("final",):
+                    cur["t1"] = max(cur["t1"], t)
+                    if ev == "candidate":
+                        cur["n"] += 1
+    except OSError:
+        return None
+    if not sessions:
+        return None
+    secs = sum(x["t1"] - x["t0"] for x in sessions)
+    n = sum(x["n"] for x in sessions)
+    return {"count": len(sessions), "loop_seconds": secs, "candidates": n,
+            "candidates_per_minute": n / (secs / 60) if secs > 0 else None}
+
+
+def _time_line(rep) -> str:
+    """This session's time and rate; over all sessions too when the run was resumed."""
+    ss = rep.get("sessions")
+    resumed = bool(ss and ss["count"] > 1)
+    out = (f"{rep['elapsed_seconds']:.0f} s{' this session' if resumed else ''} "
+           f"({rep['candidates_per_minute']:.1f} candidates/min)")
+    if resumed:
+        rate = ss["candidates_per_minute"]
+        out += (f"; over its {ss['count']} sessions: {ss['candidates']} candidates in "
+                f"{ss['loop_seconds']:.0f} s of search"
+                + (f" ({rate:.1f} candidates/min)" if rate is not None else ""))
+    return out

@@ -107,3 +107,24 @@ def test_stored_code_that_is_not_its_key_is_not_trusted(kernels, tmp_path):
     run, rec = _run(kernels, ("p", "c"), tamper={"p": "k0"})
     links, why = prove_lineage(run, rec, kernels["c"][2], str(tmp_path / "link.co"))
     assert links is None and "does not hash to its key" in why
+
+
+def test_session_totals_add_up_a_resumed_run(tmp_path):
+    """report.md of a resumed run gives the whole run's search time and rate beside the last
+    session's (newcomer test: only the resumed session's 1 s and 0.0/min were shown)."""
+    import json
+    from asmevo.evolve.report import _time_line, session_totals
+    ev = tmp_path / "events.jsonl"
+    rows = [{"t": 100.0, "event": "start"}] + [{"t": 100.0 + i, "event": "candidate"}
+                                                for i in range(1, 41)]
+    rows += [{"t": 160.0, "event": "interrupted"}, {"t": 500.0, "event": "resume"},
+             {"t": 501.0, "event": "stop"}, {"t": 530.0, "event": "final"}]
+    ev.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
+    ss = session_totals(str(ev))
+    assert ss == {"count": 2, "loop_seconds": 61.0, "candidates": 40,
+                  "candidates_per_minute": 40 / (61.0 / 60)}
+    line = _time_line({"elapsed_seconds": 1.2, "candidates_per_minute": 0.0, "sessions": ss})
+    assert "this session" in line and "over its 2 sessions: 40 candidates in 61 s" in line
+    assert session_totals(str(tmp_path / "missing.jsonl")) is None
+    assert "session" not in _time_line({"elapsed_seconds": 5, "candidates_per_minute": 8.0,
+                                        "sessions": {"count": 1}})
