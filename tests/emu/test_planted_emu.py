@@ -70,20 +70,26 @@ def test_buffer_load_dword_straddling_num_records(nrec):
     assert [int(x) for x in out[:16]] == want
 
 
-@pytest.mark.parametrize("width,size", [("x2", 8), ("x4", 16)])
-def test_buffer_load_wide_straddling_num_records(width, size):
-    nregs = size // 4
+def _wide_load_kernel(width: str, nregs: int, base: int) -> str:
+    """Lane i loads ``buffer_load_dword{width}`` at byte offset ``base + 4 i`` of the buffer and
+    stores dword k of it at ``out[64 k + i]``."""
     dst = f"v[4:{3 + nregs}]"
     stores = "\n".join(f"global_store_dword v10, v{4 + k}, s[4:5] offset:{64 * k * 4}"
                        for k in range(nregs))
-    body = RSRC + f"""
+    return RSRC + f"""
         v_lshlrev_b32_e32 v2, 2, v0
-        v_add_u32_e32 v2, 32, v2
+        v_add_u32_e32 v2, {base}, v2
         v_lshlrev_b32_e32 v10, 2, v0
         buffer_load_dword{width} {dst}, v2, s[8:11], 0 offen
         s_waitcnt vmcnt(0)
         {stores}
     """
+
+
+@pytest.mark.parametrize("width,size", [("x2", 8), ("x4", 16)])
+def test_buffer_load_wide_straddling_num_records(width, size):
+    nregs = size // 4
+    body = _wide_load_kernel(width, nregs, 32)
     nrec = 48
     inp = _in()
     out = run_text_kernel(body, inp, block=8, n=nrec)
@@ -100,17 +106,7 @@ def test_buffer_load_wide_straddling_num_records(width, size):
 def test_buffer_load_wide_straddling_per_dword_unaligned_end(width, size, nrec):
     # num_records not a multiple of 4: a dword partly past the end is out of range whole
     nregs = size // 4
-    dst = f"v[4:{3 + nregs}]"
-    stores = "\n".join(f"global_store_dword v10, v{4 + k}, s[4:5] offset:{64 * k * 4}"
-                       for k in range(nregs))
-    body = RSRC + f"""
-        v_lshlrev_b32_e32 v2, 2, v0
-        v_add_u32_e32 v2, 24, v2
-        v_lshlrev_b32_e32 v10, 2, v0
-        buffer_load_dword{width} {dst}, v2, s[8:11], 0 offen
-        s_waitcnt vmcnt(0)
-        {stores}
-    """
+    body = _wide_load_kernel(width, nregs, 24)
     inp = _in()
     out = run_text_kernel(body, inp, block=8, n=nrec)
     for lane in range(8):

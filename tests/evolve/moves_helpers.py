@@ -46,6 +46,12 @@ HARNESS = {
 }
 
 
+def swap_lines(body: str, a: str, b: str) -> str:
+    """``body`` with the instruction texts ``a`` and ``b`` exchanged (each must occur)."""
+    assert a in body and b in body, (a, b)
+    return body.replace(a, "\0").replace(b, a).replace("\0", b)
+
+
 def build(tmp_path, name: str, body: str, **kw):
     """``(code object path, harness path, loaded module)`` of a kernel with ``body``."""
     from asmevo.backend.assemble import assemble

@@ -16,7 +16,7 @@ import types
 
 import pytest
 
-from moves_helpers import KERNEL, build
+from moves_helpers import KERNEL, build, swap_lines
 
 K0_BODY = """
 	s_load_dwordx4 s[4:7], s[0:1], 0x0
@@ -35,21 +35,15 @@ K0_BODY = """
 """
 
 
-def _swap(body: str, a: str, b: str) -> str:
-    """``body`` with the instruction lines ``a`` and ``b`` exchanged."""
-    assert a in body and b in body
-    return body.replace(a, "\0").replace(b, a).replace("\0", b)
-
-
 MOV5, MOV6, MOV7 = ("v_mov_b32_e32 v5, 7", "v_mov_b32_e32 v6, 9", "v_mov_b32_e32 v7, 11")
 #: proved equivalent to K0: two independent moves swapped
-PARENT_BODY = _swap(K0_BODY, MOV5, MOV6)
+PARENT_BODY = swap_lines(K0_BODY, MOV5, MOV6)
 #: the parent's child: two more independent moves swapped
-CHILD_BODY = _swap(PARENT_BODY, MOV5, MOV7)
+CHILD_BODY = swap_lines(PARENT_BODY, MOV5, MOV7)
 #: not equivalent to K0 (subtracts); its child differs from it by the same harmless swap
-WRONG_PARENT_BODY = _swap(K0_BODY, MOV5, MOV6).replace("v_add_u32_e32 v4, v2, v3",
+WRONG_PARENT_BODY = swap_lines(K0_BODY, MOV5, MOV6).replace("v_add_u32_e32 v4, v2, v3",
                                                         "v_sub_u32_e32 v4, v2, v3")
-WRONG_CHILD_BODY = _swap(WRONG_PARENT_BODY, MOV5, MOV7)
+WRONG_CHILD_BODY = swap_lines(WRONG_PARENT_BODY, MOV5, MOV7)
 #: the parent with a wrong edit (a move that changes nothing observable... and the add)
 BAD_EDIT_BODY = PARENT_BODY.replace("v_add_u32_e32 v4, v2, v3", "v_add_u32_e32 v4, v2, v2")
 

@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from moves_helpers import KERNEL, build
+from moves_helpers import KERNEL, build, swap_lines
 
 K0_BODY = """
 	s_load_dwordx4 s[4:7], s[0:1], 0x0
@@ -33,13 +33,8 @@ K0_BODY = """
 """
 
 
-def _swap(body, a, b):
-    assert a in body and b in body
-    return body.replace(a, "\0").replace(b, a).replace("\0", b)
-
-
-P_BODY = _swap(K0_BODY, "ds_write_b32 v1, v2", "v_mov_b32_e32 v5, 7")
-C_BODY = _swap(P_BODY, "v_mov_b32_e32 v6, 9", "ds_read_b32 v7, v1 offset:256")
+P_BODY = swap_lines(K0_BODY, "ds_write_b32 v1, v2", "v_mov_b32_e32 v5, 7")
+C_BODY = swap_lines(P_BODY, "v_mov_b32_e32 v6, 9", "ds_read_b32 v7, v1 offset:256")
 #: the same last link, but it also reads the wrong LDS address
 BAD_BODY = C_BODY.replace("ds_read_b32 v7, v1 offset:256", "ds_read_b32 v7, v1 offset:260")
 
