@@ -40,10 +40,7 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
     compare its outputs with the reference.  (passed, receipt, build kind, loaded module)."""
     from ..emu.harness import compare, make_inputs, make_launch, reference
     from ..emu.launch import run_kernel
-    from ..backend.rebuild import write_code_object
-    from ..frontend.loader import load
     from ..verify import verify
-    from .gate import fresh_copy
     from ..ir.module import Kernel
     from .candidate import content_hash, flat_code
     from .score import Scorer
@@ -55,9 +52,7 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
                                    "the stored code does not hash to the candidate's key"},
                        "trials": 0, "seed": None, "level": None, "require": cfg.require}, \
             None, None
-    m = fresh_copy(run.k0, run.kernel, blocks)
-    how = write_code_object(m, path, inputs=(cfg.kernel_file,))
-    cand = load(path)
+    how, cand = _build(run, blocks, path)
     built = flat_code(cand.kernel(run.kernel))
     if built is None or built != flat_code(Kernel(run.kernel, blocks)):
         # best.s and best.diff are printed from the blocks: best.co must hold that code
@@ -117,6 +112,17 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
     return passed, receipt, how, cand
 
 
+def _build(run, blocks, path: str) -> tuple[str, object]:
+    """K0 with the kernel's ``blocks``, written at ``path`` as the gate builds it (in-place
+    patch or rebuild) and loaded back: ("patched" | "assembled", the loaded module)."""
+    from ..backend.rebuild import write_code_object
+    from ..frontend.loader import load
+    from .gate import fresh_copy
+    how = write_code_object(fresh_copy(run.k0, run.kernel, blocks), path,
+                            inputs=(run.cfg.kernel_file,))
+    return how, load(path)
+
+
 def _only_unproved(v) -> bool:
     """True when ``v`` (level ``all`` against K0) is ``unknown-unproved`` for the z3 layer
     alone: static checks, ABI and differential testing passed."""
@@ -135,12 +141,9 @@ def prove_lineage(run, rec, cand, path: str) -> tuple[list | None, str]:
     which restarts the chain there.  Equivalence is transitive, so every link proved is a
     proof against K0.  Returns ``(links, "")`` -- one ``{"hash", "against"}`` per link,
     ``against`` ``"parent"`` or ``"K0"`` -- or ``(None, why)``."""
-    from ..backend.rebuild import write_code_object
-    from ..frontend.loader import load
     from ..ir.module import Kernel
     from ..verify import verify
     from .candidate import content_hash
-    from .gate import fresh_copy
     cfg = run.cfg
     timeout = max(cfg.z3_timeout_ms, 10000)
     prev, links = run.k0, []
@@ -155,9 +158,7 @@ def prove_lineage(run, rec, cand, path: str) -> tuple[list | None, str]:
                 blocks = run._load_blocks(r["hash"])
                 if content_hash(Kernel(run.kernel, blocks)) != r["hash"]:
                     return None, f"the stored code of ancestor {r['hash'][:12]} does not hash to its key"
-                write_code_object(fresh_copy(run.k0, run.kernel, blocks), path,
-                                  inputs=(cfg.kernel_file,))
-                m = load(path)
+                _, m = _build(run, blocks, path)
             against = "parent"
             v = verify(prev, m, level="z3", entry=run.kernel, timeout_ms=timeout, relational=False)
             if not v.accepted and prev is not run.k0:
