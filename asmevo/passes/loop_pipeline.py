@@ -49,7 +49,8 @@ bounds: :func:`asmevo.passes.checks.static_violations`); missing wait states are
 with ``s_nop`` (:func:`asmevo.passes.checks.repair_hazards`), anything else undoes the pass.
 
 One loop per run (``loop=N`` picks block N; by default the first self-loop, in layout
-order, that can be pipelined).  A kernel left as it was says why in ``--stats``:
+order, that can be pipelined; an N past the kernel's last block is bad input, exit 2, the
+message listing the kernel's blocks and self-loops).  A kernel left as it was says why in ``--stats``:
 ``no-self-loop``, or ``refused.<reason>`` per self-loop (:data:`REFUSALS`, docs/passes.md).
 The verifier proves the result against the original with the same normalisation
 (docs/verify.md, "Unrolled loops").
@@ -61,6 +62,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ..errors import AsmevoError
 from ..ir import Instruction, Kernel
 from ..ir.operands import Label, Reg, Src, base_of, reg_units
 from ..ir.unroll import split_loop, unroll_self_loop
@@ -205,7 +207,8 @@ def _per_lane_read(inst: Instruction) -> bool:
 #: as it was).  The preconditions of the normalisation (:func:`asmevo.ir.unroll.split_loop`),
 #: then the pass's own (module docstring).
 REFUSALS = {
-    "not-a-self-loop": "loop=N names a block that does not branch to itself",
+    "not-a-self-loop": "loop=N names a block of the kernel that does not branch to itself "
+                       "(an index past the last block is an error, exit 2)",
     "frozen-block": "the loop is code no pass edits (unreachable, or the kernarg-preload "
                     "prologue)",
     "not-uniform": "the loop branch tests EXEC (s_cbranch_execz/execnz): a divergent loop",
@@ -332,6 +335,9 @@ class LoopPipeline(Pass):
             stats["skipped-kernels"] += 1
             return PassResult(changed=False, stats=stats)
         loops = [bi for bi, b in enumerate(kernel.blocks) if _branches_to_itself(b)]
+        if self.loop >= len(kernel.blocks):
+            raise AsmevoError(self._no_such_block(kernel, loops),
+                              file=getattr(module, "source", None))
         if not loops and self.loop < 0:
             stats["no-self-loop"] += 1
             return PassResult(changed=False, stats=stats)
@@ -351,6 +357,22 @@ class LoopPipeline(Pass):
             stats["refused"] += 1
             stats[f"refused.{why}"] += 1
         return PassResult(changed=False, stats=stats)
+
+    def _no_such_block(self, kernel: Kernel, loops: list[int]) -> str:
+        """The message for a ``loop=N`` past the kernel's last block: N is a block index,
+        so say how many blocks there are and which of them are self-loops (the values
+        ``loop=`` can usefully take)."""
+        n = len(kernel.blocks)
+        blocks = "block 0" if n == 1 else f"blocks 0..{n - 1}"
+        head = (f"loop-pipeline<loop={self.loop}>: kernel {kernel.name} has no loop "
+                f"{self.loop} (loop=N is a block index; the kernel has {n} block"
+                f"{'s' if n != 1 else ''}, {blocks})")
+        if not loops:
+            return f"{head}; it has no self-loop (no block branches to itself) to pipeline"
+        which = ", ".join(f"{bi} ({kernel.blocks[bi].label})" for bi in loops)
+        return (f"{head}; its self-loop{'s' if len(loops) > 1 else ''}: block"
+                f"{'s' if len(loops) > 1 else ''} {which}; expected loop=-1 (the first that "
+                f"can be pipelined) or {'one of those' if len(loops) > 1 else 'that index'}")
 
     # -----------------------------------------------------------------------------------
     def _pipeline(self, kernel: Kernel, bi: int, am, module, stats) -> str | None:

@@ -82,6 +82,35 @@ def test_loop_option_naming_another_block_says_so():
     assert r.changed is False and r.stats.get("refused.not-a-self-loop") == 1, r.stats
 
 
+@pytest.mark.parametrize("source,says", [
+    ("text", "the kernel has 3 blocks, blocks 0..2); its self-loop: block 1 (.LBB0_1); "
+             "expected loop=-1"),
+    ("vadd", "the kernel has 3 blocks, blocks 0..2); it has no self-loop"),
+])
+def test_loop_option_past_the_last_block_is_bad_input(tmp_path, capsys, source, says):
+    """Newcomer test: loop=99 on a kernel of 3 blocks was counted as
+    ``refused.not-a-self-loop``; there is no block 99 to be one.  Bad input: one line naming
+    the file, the kernel, its blocks and its self-loops; exit 2, no output written."""
+    import pathlib
+    from asmevo.tools.opt import main
+    if source == "text":
+        src = tmp_path / "k.s"
+        src.write_text(TEXT.format(c="v_add_f32_e32 v4, v4, v1"))
+        kernel = "k"
+    else:
+        src = pathlib.Path(__file__).resolve().parents[2] / "examples" / "vadd_f32.co"
+        kernel = "vadd_f32"
+    out = tmp_path / "o.co"
+    rc = main(["--passes=kernel(loop-pipeline<loop=99>)", "--stats", str(src), "-o", str(out)])
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if x.startswith("asmevo-opt")]
+    assert rc == 2 and not out.exists() and "Traceback" not in err, err
+    assert len(lines) == 1 and "not-a-self-loop" not in err, err
+    assert lines[0].startswith(f"asmevo-opt: {src}: error: loop-pipeline<loop=99>: kernel "
+                               f"{kernel} has no loop 99 (loop=N is a block index;"), lines[0]
+    assert says in lines[0], lines[0]
+
+
 def test_every_reason_is_documented():
     import pathlib
     import re
