@@ -270,17 +270,69 @@ def _pointee_bytes(type_name) -> int | None:
     return out
 
 
+def describe_arg(m: dict) -> str:
+    """A metadata argument as a message names it: its ``.name``, else (a code object built
+    without argument names) its value kind and kernarg byte offset."""
+    if m.get(".name"):
+        return str(m[".name"])
+    return f"{m.get('.value_kind', 'argument')} at kernarg offset {int(m.get('.offset', 0))}"
+
+
+def check_launch(cfg: KernelConfig, launch: Launch) -> None:
+    """Check ``launch`` against the kernel's metadata without placing anything: the launch
+    shape, ``.reqd_workgroup_size``, one harness argument per explicit kernel argument (in
+    order), buffer against pointer, element and scalar sizes.  What :func:`prepare_launch`
+    checks before it places a buffer; tools call it before any work
+    (:func:`asmevo.emu.harness.checked_entry` with ``fits=True``).
+
+    Raises:
+        AsmevoError: the first mismatch, naming the kernel, the argument and what the
+            metadata expects (no file: the caller names the harness).
+    """
+    block = tuple(int(x) for x in launch.block) + (1,) * (3 - len(launch.block))
+    grid = tuple(int(x) for x in launch.grid) + (1,) * (3 - len(launch.grid))
+    if min(block) < 1 or min(grid) < 1 or block[0] * block[1] * block[2] > 1024:
+        raise AsmevoError(f"bad launch shape block={list(block)} grid={list(grid)}; expected "
+                          "positive sizes and at most 1024 work items per workgroup")
+    reqd = cfg.meta.get(".reqd_workgroup_size")
+    if reqd and tuple(reqd) != block:
+        raise AsmevoError(f"kernel {cfg.name} requires workgroup size {tuple(reqd)}, the launch "
+                          f"gives {block}; expected \"block\": {list(reqd)}")
+    exp = cfg.explicit_args
+    if len(exp) != len(launch.args):
+        given = ", ".join(str(a.name) for a in launch.args)
+        raise AsmevoError(f"kernel {cfg.name} has {len(exp)} explicit arguments "
+                          f"({', '.join(describe_arg(a) for a in exp)}); the harness gives "
+                          f"{len(launch.args)} ({given or 'none'}); expected one harness argument "
+                          "per kernel argument, in order")
+    for i, (m, a) in enumerate(zip(exp, launch.args)):
+        sz = int(m.get(".size", 0))
+        vk = m.get(".value_kind", "")
+        what = f"kernel {cfg.name}: argument #{i} ({a.name} in the harness, " \
+               f"{describe_arg(m)} in the metadata)"
+        if a.kind == "buffer":
+            if vk not in ("global_buffer", "dynamic_shared_pointer") and sz != 8:
+                raise AsmevoError(f"{what} is a buffer in the harness but '{vk}' of {sz} bytes "
+                                  "in the metadata")
+            elem = _pointee_bytes(m.get(".type_name"))
+            if elem is not None and a.dtype and np.dtype(a.dtype).itemsize != elem:
+                raise AsmevoError(f"{what} is {a.dtype} ({np.dtype(a.dtype).itemsize}-byte "
+                                  f"elements) in the harness but '{m.get('.type_name')}' "
+                                  f"({elem}-byte elements) in the metadata")
+        else:
+            n = np.dtype(a.dtype).itemsize
+            if n != sz:
+                raise AsmevoError(f"{what} is a scalar of dtype {a.dtype} ({n} bytes) in the harness but "
+                                  f"{sz} bytes in the metadata")
+
+
 def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
     """Kernarg segment bytes (see module docstring).
 
-    Raises:
-        AsmevoError: argument count/size mismatch between the launch and the metadata.
+    The launch is assumed checked against the metadata (:func:`check_launch`, which
+    :func:`prepare_launch` calls first).
     """
     exp = cfg.explicit_args
-    if len(exp) != len(launch.args):
-        raise AsmevoError(f"kernel {cfg.name} has {len(exp)} explicit arguments "
-                          f"({', '.join(str(a.get('.name', '?')) for a in exp)}); the harness gives "
-                          f"{len(launch.args)}")
     size = int(cfg.meta.get(".kernarg_segment_size") or 0)
     end = max([int(a.get(".offset", 0)) + int(a.get(".size", 0)) for a in cfg.args] + [size, 0])
     # rounded up to 256 bytes plus 256 of slack: wide s_load_dwordx8/x16 of the last
@@ -288,23 +340,10 @@ def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
     buf = bytearray((end + 255) // 256 * 256 + 256)
     for m, a in zip(exp, launch.args):
         off, sz = int(m.get(".offset", 0)), int(m.get(".size", 0))
-        vk = m.get(".value_kind", "")
         if a.kind == "buffer":
-            if vk not in ("global_buffer", "dynamic_shared_pointer") and sz != 8:
-                raise AsmevoError(f"kernel {cfg.name}: argument {a.name} is a buffer in the harness "
-                                  f"but '{vk}' of {sz} bytes in the metadata")
-            elem = _pointee_bytes(m.get(".type_name"))
-            if elem is not None and a.dtype and np.dtype(a.dtype).itemsize != elem:
-                raise AsmevoError(f"kernel {cfg.name}: argument {a.name} is {a.dtype} "
-                                  f"({np.dtype(a.dtype).itemsize}-byte elements) in the harness but "
-                                  f"'{m.get('.type_name')}' ({elem}-byte elements) in the metadata")
             struct.pack_into("<Q", buf, off, addresses[a.name])
         else:
-            b = np.array([a.value]).astype(np.dtype(a.dtype)).tobytes()
-            if len(b) != sz:
-                raise AsmevoError(f"kernel {cfg.name}: scalar argument {a.name} is {a.dtype} "
-                                  f"({len(b)} bytes) in the harness but {sz} bytes in the metadata")
-            buf[off:off + sz] = b
+            buf[off:off + sz] = np.array([a.value]).astype(np.dtype(a.dtype)).tobytes()
     hidden = None
     for m in cfg.args:
         vk = str(m.get(".value_kind", ""))
@@ -373,12 +412,7 @@ def prepare_launch(module, kernel_name: str, launch: Launch, place) -> PreparedL
         # Dynamic LDS is a launch parameter the corpus schema does not carry (Triton passes
         # its kernels' `shared` size at launch): default to the rest of the 64 KiB LDS.
         launch.dynamic_lds = max(0, LDS_BYTES - cfg.f("group_segment_fixed_size"))
-    if min(block) < 1 or min(grid) < 1 or block[0] * block[1] * block[2] > 1024:
-        raise AsmevoError(f"bad launch shape block={block} grid={grid}")
-    reqd = cfg.meta.get(".reqd_workgroup_size")
-    if reqd and tuple(reqd) != block:
-        raise AsmevoError(f"kernel {kernel_name} requires workgroup size {tuple(reqd)}, the launch "
-                          f"gives {block}")
+    check_launch(cfg, launch)            # before any buffer is placed
     addresses = {}
     for a in launch.args:
         if a.kind == "buffer":

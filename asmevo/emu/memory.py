@@ -28,9 +28,9 @@ class EmuError(AsmevoError):
 class MemoryFault(Exception):
     """An access outside every mapped region (internal; converted to EmuError)."""
 
-    def __init__(self, lane: int, addr: int, size: int, space: str):
+    def __init__(self, lane: int, addr: int, size: int, space: str, near: str = ""):
         super().__init__(f"{space} access of {size} bytes at {addr:#x} (lane {lane}) is outside "
-                         f"every mapped buffer")
+                         f"every mapped buffer{near}")
         self.lane, self.addr, self.size, self.space = lane, addr, size, space
 
 
@@ -126,8 +126,26 @@ class GlobalMemory:
         ok &= (addrs + np.uint64(size) <= ends[safe]) if len(self.regions) else False
         if not np.all(ok):
             bad = int(np.argmin(ok))
-            raise MemoryFault(int(lanes[bad]), int(addrs[bad]), size, "global")
+            addr = int(addrs[bad])
+            raise MemoryFault(int(lanes[bad]), addr, size, "global", self.nearest(addr, size))
         return safe
+
+    def nearest(self, addr: int, size: int) -> str:
+        """``; ...`` naming the buffer an out-of-bounds access is nearest to and by how much it
+        misses (a harness buffer whose ``count`` is too small for the launch's grid, most
+        often), or "" when no buffer is mapped."""
+        if not self.regions:
+            return ""
+        r = min(self.regions, key=lambda r: (addr - r.end) if addr >= r.end else
+                (r.addr - addr if addr < r.addr else 0))
+        what = "the harness buffer" if not r.name.startswith("__") else "the launch's"
+        span = f"{what} '{r.name}' ({r.size} bytes at {r.addr:#x}..{r.end:#x})"
+        if addr >= r.addr:
+            past = addr + size - r.end
+            return (f"; it ends {past} byte(s) past the end of {span}, at byte offset "
+                    f"{addr - r.addr}; expected the buffer to hold at least {addr + size - r.addr}"
+                    " bytes for this launch (its \"count\"), or a launch that stays inside it")
+        return f"; it starts {r.addr - addr} byte(s) before {span}"
 
     def _single(self, addrs, size):
         """(region, offsets) when every address lies in one region (the last used, else the
