@@ -150,13 +150,17 @@ def load_harness(path: str, entry: str | None = None) -> dict:
         else:
             found = [x for x in doc if x.get("name") == entry]
             if not found:
-                raise AsmevoError(f"no entry named {entry!r} in the harness", file=path)
+                raise AsmevoError(f"--entry {entry!r}: no entry of that name in the harness"
+                                  f"{_closest(entry, [str(x.get('name')) for x in doc], 'entries')}",
+                                  file=path)
             e = found[0]
     elif isinstance(doc, dict):
         if "name" in doc and not isinstance(doc["name"], str):
             raise AsmevoError(f"name is {_kind(doc['name'])}; expected a string", file=path)
         if entry is not None and doc.get("name") != entry:
-            raise AsmevoError(f"the harness entry is {doc.get('name')!r}, not {entry!r}", file=path)
+            raise AsmevoError(f"--entry {entry!r}: the harness holds one entry, "
+                              f"{doc.get('name')!r}; expected --entry {doc.get('name')!r} or no "
+                              "--entry", file=path)
         e = doc
     else:
         raise AsmevoError("harness must be a JSON object or list of objects", file=path)
@@ -165,6 +169,102 @@ def load_harness(path: str, entry: str | None = None) -> dict:
     e["_dir"] = os.path.dirname(os.path.abspath(path))
     e["_file"] = path
     return e
+
+
+def _closest(name: str, names: list[str], what: str) -> str:
+    """``; closest: 'a', 'b'; its <what>: ...``: up to three names nearest ``name``
+    (difflib's ratio, then names it begins or is part of), then every name (the first 64)."""
+    import difflib
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    low = name.lower()
+    near += [n for n in names if n not in near and low and (n.lower().startswith(low)
+                                                          or low in n.lower())][:3 - len(near)]
+    listed = ", ".join(names[:64]) + (f", ... ({len(names)} in all)" if len(names) > 64 else "")
+    closest = f"; closest: {', '.join(repr(n) for n in near)}" if near else ""
+    return f"{closest}; its {what}: {listed or '(none)'}"
+
+
+def _kernels_of(original: str, module=None):
+    """(kernel names, a function name -> KernelConfig) of ``module`` when given, else of the
+    code object or assembly file ``original`` (a code object is read without disassembling
+    it)."""
+    from .launch import kernel_config
+    if module is not None:
+        ks = {k.name: k for k in module.kernels if k.is_kernel}
+        return list(ks), lambda n: kernel_config(module, ks[n])
+    from ..frontend.loader import is_code_object
+    if is_code_object(original):
+        from types import SimpleNamespace
+        from ..frontend.codeobject import read_code_object
+        co = read_code_object(original)
+        ks = {k.name: k for k in co.kernels}
+        holder = SimpleNamespace(code_object=co, source=original, items=())
+        return list(ks), lambda n: kernel_config(holder, ks[n])
+    from ..frontend.loader import load
+    m = load(original)
+    ks = {k.name: k for k in m.kernels if k.is_kernel}
+    return list(ks), lambda n: kernel_config(m, ks[n])
+
+
+def checked_entry(harness_path: str | None, entry: str | None, original: str, *,
+                  module=None, kernel: str | None = None, fits: bool = False) -> dict | None:
+    """The harness entry ``--harness``/``--entry`` pick (None without ``--harness``), checked
+    against the original before any work, the one check every command taking ``--entry``
+    makes (run, verify, profile, evolve, asmevo-opt --verify): an ``--entry`` that names no
+    entry of the harness (:func:`load_harness` lists the nearest names and every entry), a
+    harness entry whose kernel the original lacks, a ``--kernel`` (``kernel``) or, without
+    ``--harness``, an ``--entry`` that names no kernel of the original, is bad input: one
+    line naming the option, the file, and the entries or kernels there are.
+
+    Args:
+        original: the original's path (for messages; its kernels are read from it unless
+            ``module``, the original already loaded, is given).
+        kernel: the ``--kernel`` given (it overrides the entry's ``kernel``).
+        fits: also check the entry's launch against the kernel's metadata
+            (:func:`asmevo.emu.launch.check_launch`: shape, required workgroup size,
+            arguments), naming the harness file, the entry and the original.
+
+    Raises:
+        AsmevoError: as above (exit 2), or a harness that does not load.
+    """
+    harness = load_harness(harness_path, entry) if harness_path else None
+    name = kernel or (harness.get("kernel") if harness is not None else entry)
+    if not name:
+        return harness
+    have, config = _kernels_of(original, module)
+    if name not in have:
+        listed = f"its kernels: {', '.join(have)}" if have else "it holds no kernel"
+        if kernel:
+            raise AsmevoError(f"--kernel {kernel!r}: no kernel {kernel!r} in this file; {listed}",
+                              file=original)
+        if harness is not None:
+            which = f"--entry {entry!r}: the harness entry" if entry else \
+                f"harness entry {harness.get('name')!r}"
+            raise AsmevoError(f"{which} ({harness_path}) runs kernel {name!r}, which this file "
+                              f"does not hold; {listed}", file=original)
+        raise AsmevoError(f"--entry {entry!r}: no kernel of that name in this file; {listed}",
+                          file=original)
+    if fits and harness is not None:
+        from .launch import check_launch
+        cfg = config(name)
+        try:
+            check_launch(cfg, _shape_launch(harness))
+        except AsmevoError as e:
+            which = f"entry {harness['name']!r} of this harness" if harness.get("name") else \
+                "this harness"
+            raise AsmevoError(f"{e.message} ({which}, against kernel {name} of {original})",
+                              file=harness_path) from None
+    return harness
+
+
+def _shape_launch(harness: dict) -> Launch:
+    """The entry's launch with empty buffers (what :func:`check_launch` looks at: shape,
+    argument kinds and dtypes), so nothing is allocated or drawn."""
+    args = [Arg(a["name"], "buffer", a["dtype"], data=np.zeros(0, np.dtype(a["dtype"])),
+                role=a.get("role", "in")) if a["kind"] == "buffer" else
+            Arg(a["name"], "scalar", a["dtype"], value=a["value"]) for a in harness["args"]]
+    return Launch(tuple(harness["block"]), tuple(harness["grid"]), args,
+                  dynamic_lds=harness.get("dynamic_lds"))
 
 
 def _kind(v) -> str:

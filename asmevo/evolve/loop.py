@@ -66,7 +66,7 @@ def check_inputs(cfg):
 
     Returns (k0 module, harness dict, kernel name).  Raises AsmevoError (exit 2).
     """
-    from ..emu.harness import compare, load_harness, make_inputs, make_launch, reference
+    from ..emu.harness import checked_entry, compare, make_inputs, make_launch, reference
     from ..emu.launch import run_kernel
     from ..frontend.loader import load
     if not cfg.kernel_file:
@@ -85,7 +85,10 @@ def check_inputs(cfg):
     if k0.code_object is None:
         raise AsmevoError("K0 must be a code object (.co/.hsaco): best.co is patched from it",
                           file=cfg.kernel_file)
-    h = load_harness(cfg.harness, cfg.entry)
+    # --entry / --kernel and the launch against K0's metadata, named as every command names
+    # them (run, verify, profile, asmevo-opt); the K0 run below then checks the rest
+    h = checked_entry(cfg.harness, cfg.entry, cfg.kernel_file, module=k0, kernel=cfg.kernel,
+                      fits=True)
     names = [k.name for k in k0.kernels if k.is_kernel]
     kernel = cfg.kernel or h.get("kernel")
     if kernel is None:

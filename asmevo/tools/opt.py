@@ -322,9 +322,9 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
     module = _load(args.input)
     if args.verify and (args.harness or args.entry):
         # a wrong --entry is bad input, said before any pass runs (as asmevo verify says it)
-        from .verify import checked_entry
-        checked_entry(args.harness, args.entry, args.input,
-                      kernels=[k.name for k in module.kernels if k.is_kernel])
+        from ..emu.harness import checked_entry
+        checked_entry(args.harness, args.entry, args.input, module=module,
+                      fits=args.verify in ("diff", "all"))
     original = _load(args.input) if args.verify else None
     inst = mgr.Instrumentation(print_before=args.print_before, print_after=args.print_after,
                                print_before_all=args.print_before_all,

@@ -81,9 +81,9 @@ def build_profile(args):
         raise AsmevoError(f"--top must be >= 0, got {args.top}")
     machine = load_machine(args.machine)
     h = None
-    if args.harness:
+    if args.harness:     # the entry, its kernel and its launch: checked before any work
         from ..emu import harness as H
-        h = H.load_harness(args.harness, args.entry)
+        h = H.checked_entry(args.harness, args.entry, args.input, kernel=args.kernel, fits=True)
     elif args.entry:
         raise AsmevoError("--entry needs --harness")
     module = load(args.input)
@@ -112,8 +112,9 @@ def build_profile(args):
     launch = None
     if h is not None:
         from ..emu import harness as H
-        from .run import _check_arg_count
-        _check_arg_count(module, kernels[0].name, h, args.harness)
+        if name is None:     # the entry names no kernel: its launch against the one profiled
+            H.checked_entry(args.harness, args.entry, args.input, module=module,
+                            kernel=kernels[0].name, fits=True)
         launch = H.make_launch(h, H.make_inputs(h, args.seed))
     dynamic = None
     note = ""

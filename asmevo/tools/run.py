@@ -47,38 +47,14 @@ def add_arguments(p) -> None:
     add_device_argument(p)
 
 
-def _check_arg_count(module, name: str, h: dict, harness_path: str) -> None:
-    """The harness gives one argument per explicit kernel argument (AMDGPUUsage code object
-    metadata ``.args``, ``hidden_*`` value kinds excluded).
-
-    Raises:
-        AsmevoError: naming the harness file and each argument (``.name``, else its value
-            kind and kernarg byte offset).
-    """
-    k = next(k for k in module.kernels if k.name == name)
-    meta = k.metadata if isinstance(k.metadata, dict) else None
-    if not meta or not isinstance(meta.get(".args"), list):
-        return
-    exp = [a for a in meta[".args"] if isinstance(a, dict)
-           and not str(a.get(".value_kind", "")).startswith("hidden_")]
-    if len(exp) == len(h["args"]):
-        return
-    descr = ", ".join(str(a[".name"]) if a.get(".name") else
-                      f"{a.get('.value_kind', '?')} at kernarg offset {a.get('.offset', '?')}"
-                      for a in exp)
-    given = ", ".join(str(a.get("name")) for a in h["args"])
-    raise AsmevoError(f"kernel {name} has {len(exp)} explicit arguments ({descr}); the harness "
-                      f"gives {len(h['args'])} ({given}); expected one harness argument per kernel "
-                      "argument, in order", file=harness_path)
-
-
 def run(args) -> int:
     """Run the kernel; 0 on success, 1 on a --check mismatch."""
     from ..emu import harness as H
     from ..frontend.loader import load
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise AsmevoError("--out must be a directory", file=args.out)  # before any work
-    h = H.load_harness(args.harness, args.entry)
+    # the entry, its kernel and its launch against the kernel's metadata, before any work
+    h = H.checked_entry(args.harness, args.entry, args.input, kernel=args.kernel, fits=True)
     from ..device import get_device
     device = get_device(args.device)       # a missing HIP runtime: exit 2 before any work
     module = load(args.input)
@@ -88,10 +64,6 @@ def run(args) -> int:
         if len(ks) != 1:
             raise AsmevoError(f"choose a kernel with --kernel ({', '.join(ks)})", file=args.input)
         name = ks[0]
-    if name not in [k.name for k in module.kernels]:
-        raise AsmevoError(f"no kernel {name!r}; kernels: {', '.join(k.name for k in module.kernels)}",
-                          file=args.input)
-    _check_arg_count(module, name, h, args.harness)
     inputs = H.make_inputs(h, args.seed)
     launch = H.make_launch(h, inputs)
     if args.lds is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..emu.harness import checked_entry
 from ..errors import AsmevoError
 from ..verify.verdict import DESCRIPTIONS
 from .run import non_negative_int
@@ -49,88 +50,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_device_argument(p)
 
 
-def _harness_entry_names(path: str) -> list[str] | None:
-    """The entry names of harness file ``path`` (a manifest list or one entry), or None when
-    it cannot be read as JSON (the harness loader then says what is wrong with it)."""
-    import json
-    import os
-    from ..emu.harness import MAX_HARNESS_BYTES
-    try:
-        if os.path.getsize(path) > MAX_HARNESS_BYTES:
-            return None
-        with open(path, "rb") as f:
-            doc = json.loads(f.read())
-    except (OSError, ValueError, RecursionError):
-        return None
-    docs = doc if isinstance(doc, list) else [doc]
-    return [str(x.get("name")) for x in docs if isinstance(x, dict)]
-
-
-def _kernel_names(path: str) -> list[str]:
-    """Names of the kernels (with a kernel descriptor) of the code object or assembly file
-    ``path``; a code object is read without disassembling it.
-
-    Raises:
-        AsmevoError: ``path`` does not load (the same message the verifier would give).
-    """
-    from ..frontend.loader import is_code_object
-    if is_code_object(path):
-        from ..frontend.codeobject import read_code_object
-        return [k.name for k in read_code_object(path).kernels]
-    from ..frontend.loader import load
-    return [k.name for k in load(path).kernels if k.is_kernel]
-
-
-def checked_entry(harness_path: str | None, entry: str | None, original: str,
-                  kernels=None) -> dict | None:
-    """The harness entry ``--harness``/``--entry`` pick (None without ``--harness``), checked
-    against the original before any work: an ``--entry`` that names no entry of the harness,
-    a harness entry whose kernel the original lacks, or (without ``--harness``) an
-    ``--entry`` that names no kernel of the original is bad input, one line naming the
-    entry, the file, and the entries or kernels there are.
-
-    Args:
-        original: the original's path (for messages; its kernels are read from it unless
-            ``kernels``, their names, is given).
-
-    Raises:
-        AsmevoError: as above (exit 2), or a harness that does not load.
-    """
-    harness = None
-    if harness_path:
-        from ..verify.diff import load_harness
-        try:
-            harness = load_harness(harness_path, entry)
-        except AsmevoError:
-            names = _harness_entry_names(harness_path) if entry is not None else None
-            if names is None or entry in names:
-                raise                              # something else is wrong with it
-            raise AsmevoError(f"--entry {entry!r}: no entry of that name in the harness; its "
-                              f"entries: {', '.join(names) or '(none)'}",
-                              file=harness_path) from None
-    name = harness.get("kernel") if harness is not None else entry
-    if not name:
-        return harness
-    have = list(kernels) if kernels is not None else _kernel_names(original)
-    if name in have:
-        return harness
-    listed = f"its kernels: {', '.join(have)}" if have else "it holds no kernel"
-    if harness is not None:
-        which = f"--entry {entry!r}: the harness entry" if entry else \
-            f"harness entry {harness.get('name')!r}"
-        raise AsmevoError(f"{which} ({harness_path}) runs kernel {name!r}, which this file does "
-                          f"not hold; {listed}", file=original)
-    raise AsmevoError(f"--entry {entry!r}: no kernel of that name in this file; {listed}",
-                      file=original)
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``asmevo verify``; returns the exit status."""
     from ..verify.driver import verify
     if args.trials < 1:
         raise AsmevoError("--trials must be at least 1")
     level = args.level or ("all" if args.harness else "z3")
-    harness = checked_entry(args.harness, args.entry, args.original)
+    harness = checked_entry(args.harness, args.entry, args.original,
+                            fits=level in ("diff", "all"))
     from ..device import get_device
     device = get_device(args.device)       # a missing HIP runtime: exit 2 before any work
     v = verify(args.original, args.candidate, harness=harness, level=level, entry=args.entry,

@@ -54,7 +54,7 @@ def test_unknown_entry_and_multi_entry(corpus_dir, capsys):
     assert main(["run", str(corpus_dir / "vadd_f32.co"), "--harness", m, "--entry", "nope"]) == 2
     assert main(["run", str(corpus_dir / "vadd_f32.co"), "--harness", m]) == 2
     err = capsys.readouterr().err
-    assert "no entry named 'nope'" in err and "--entry" in err
+    assert "--entry 'nope': no entry of that name in the harness; its entries: vadd_f32, " in err
 
 
 def test_buffer_too_small_faults_with_location(corpus_dir, tmp_path, capsys):

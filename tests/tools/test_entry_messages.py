@@ -88,3 +88,55 @@ def test_asmevo_opt_verify_entry(manifest, tmp_path, capsys, extra, where, what)
     line = _one_line(capsys.readouterr().err, "asmevo-opt")
     assert rc == 2 and not out.exists()
     assert f"{CO if where == 'co' else manifest}: error: --entry" in line and what in line, line
+
+
+# -- every command taking --entry / --kernel says it the same way (asmevo.emu.harness.checked_entry)
+
+def _cmd(cmd, tmp_path, extra):
+    if cmd == "opt":
+        return opt_main(["--passes=dce", str(CO), "-o", str(tmp_path / "o.co"), "--verify=diff",
+                         *extra]), "asmevo-opt"
+    args = {"run": ["run", str(CO)], "verify": ["verify", str(CO), str(CO)],
+            "profile": ["profile", str(CO)],
+            "evolve": ["evolve", str(CO), "--out", str(tmp_path / "run"), "--budget", "1",
+                       "--quiet"]}[cmd]
+    return main([*args, *extra]), f"asmevo {cmd}"
+
+
+@pytest.mark.parametrize("cmd", ["run", "verify", "profile", "evolve", "opt"])
+def test_unknown_entry_lists_the_closest_and_every_entry(manifest, tmp_path, capsys, cmd):
+    """Newcomer test: ``asmevo run --entry nope`` said only "no entry named 'nope' in the
+    harness" where ``asmevo verify`` listed the entries; one message for every command."""
+    rc, prog = _cmd(cmd, tmp_path, ["--harness", str(manifest), "--entry", "vadd"])
+    line = _one_line(capsys.readouterr().err, prog)
+    assert rc == 2 and not (tmp_path / "o.co").exists() and not (tmp_path / "run").exists()
+    assert line == (f"{prog}: {manifest}: error: --entry 'vadd': no entry of that name in the "
+                    "harness; closest: 'vadd_f32'; its entries: vadd_f32, other"), line
+
+
+@pytest.mark.parametrize("cmd", ["run", "profile", "evolve"])
+def test_unknown_kernel_lists_the_kernels(manifest, tmp_path, capsys, cmd):
+    rc, prog = _cmd(cmd, tmp_path, ["--harness", str(manifest), "--entry", "vadd_f32",
+                                    "--kernel", "nope"])
+    line = _one_line(capsys.readouterr().err, prog)
+    assert rc == 2 and not (tmp_path / "run").exists()
+    assert line == (f"{prog}: {CO}: error: --kernel 'nope': no kernel 'nope' in this file; its "
+                    "kernels: vadd_f32"), line
+
+
+@pytest.mark.parametrize("cmd", ["run", "profile", "evolve"])
+def test_entry_whose_kernel_the_file_lacks_same_as_verify(manifest, tmp_path, capsys, cmd):
+    rc, prog = _cmd(cmd, tmp_path, ["--harness", str(manifest), "--entry", "other"])
+    line = _one_line(capsys.readouterr().err, prog)
+    assert rc == 2
+    assert line == (f"{prog}: {CO}: error: --entry 'other': the harness entry ({manifest}) runs "
+                    "kernel 'other_kernel', which this file does not hold; its kernels: "
+                    "vadd_f32"), line
+
+
+def test_entry_of_a_one_entry_harness(tmp_path, capsys):
+    rc = main(["run", str(CO), "--harness", str(EX / "vadd_f32.json"), "--entry", "vad"])
+    line = _one_line(capsys.readouterr().err, "asmevo run")
+    assert rc == 2 and line == (f"asmevo run: {EX / 'vadd_f32.json'}: error: --entry 'vad': the "
+                                "harness holds one entry, 'vadd_f32'; expected --entry "
+                                "'vadd_f32' or no --entry"), line
