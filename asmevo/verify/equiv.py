@@ -33,6 +33,7 @@ import z3
 from ..ir.instruction import Instruction
 from ..ir.module import Kernel, Module
 from ..ir.operands import reg_units
+from .observable import ALL, meet_lanes, observable_liveness
 from .verdict import Evidence, Status, Verdict
 
 EQUIVALENT, NOT_EQUIVALENT, UNKNOWN = "equivalent", "not equivalent", "unknown"
@@ -378,7 +379,8 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
                   live_out: Iterable[tuple] | None = None, timeout_ms: int = 10_000,
                   float_mode: str = "fp",
                   memory_spaces: Iterable[str] | None = None,
-                  concrete_tries: int = 48) -> EquivResult:
+                  concrete_tries: int = 48,
+                  lanes: dict | None = None) -> EquivResult:
     """Decide whether two straight-line windows are equivalent.
 
     Args:
@@ -394,6 +396,12 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
         memory_spaces: compare only the memory writes to these spaces (``"global"``,
             ``"lds"``, ``"scratch"``); default: every write.
         concrete_tries: concrete input vectors tried before the solver.
+        lanes: optional ``{VGPR/AGPR unit: lane numbers}``: such a unit is compared only
+            in those lanes (the generic lane restricted to them; used to confirm a
+            counterexample in the lanes a later ``v_readlane`` reads,
+            :mod:`asmevo.verify.observable`).  Restricting lanes only weakens the
+            comparison, so callers must never take ``equivalent`` under ``lanes`` as a
+            proof of the windows.
 
     Returns:
         :class:`EquivResult`; ``equivalent`` only on an ``unsat`` proof.
@@ -421,6 +429,13 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
                 ta = _initial(u, float_mode)
             if tb is None:
                 tb = _initial(u, float_mode)
+            only = (lanes or {}).get(u)
+            if only is not None:
+                lane = ra.lane if ra.lane is not None else rb.lane
+                if lane is None:
+                    raise ValueError("no lane variable to restrict lanes with")
+                sel = z3.Or([lane == k for k in sorted(only)]) if only else z3.BoolVal(False)
+                ta, tb = _only_where(sel, ta), _only_where(sel, tb)
             pairs.append((unit_name(u), ta, tb))
     except Exception as e:  # noqa: BLE001 - backend could not name an initial value
         return EquivResult(UNKNOWN, f"unsupported: initial value: {e}", "unsupported")
@@ -470,7 +485,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
             # functions of the bit patterns, which keeps payloads exact.
             ru = check_windows(a_insts, b_insts, live_out=live_out, timeout_ms=timeout_ms,
                                float_mode="uf", memory_spaces=memory_spaces,
-                               concrete_tries=concrete_tries)
+                               concrete_tries=concrete_tries, lanes=lanes)
             if ru.equivalent:
                 return EquivResult(EQUIVALENT, "proved (unsat; float operations matched "
                                    "operation for operation)", live_out=names)
@@ -619,6 +634,11 @@ def _zero(x):
     return z3.BitVecVal(0, x.size())
 
 
+def _only_where(sel, t):
+    """``t`` where ``sel`` holds, else a constant (Bool or bit-vector of ``t``'s sort)."""
+    return z3.If(sel, t, z3.BoolVal(False) if z3.is_bool(t) else _zero(t))
+
+
 def _unit_sort(u: tuple):
     return (len(u), u[0], u[1] if len(u) > 1 else 0)
 
@@ -759,7 +779,10 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
     block runs before the window, and the difference is read by the unchanged rest of
     the block, or is live after the window in both kernels with the code after the
     window unchanged (no other changed block reachable), or is a write to memory the
-    code after it can observe.  Anything else (a WWM spill written in one block and its
+    code after it can observe; a register must moreover be observably live after the
+    window in both kernels (:mod:`asmevo.verify.observable`: some path can still turn it
+    into a memory write, load address, branch or other side effect; for a VGPR read later
+    only by constant-lane ``v_readlane``, only those lanes are compared).  Anything else (a WWM spill written in one block and its
     reload removed in another, a reload dropped because an earlier changed block left the
     value in place) leaves the window ``unknown``: differential testing runs, and at
     level ``all`` the verdict is then at best ``unknown-unproved``, never ``accepted``.
@@ -818,6 +841,7 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
         lmap = label_map(ko, kc) or {}
         live_o, cfg_o = _analyses(ko, orig)
         live_c, cfg_c = _analyses(kc, cand)
+        obs_o, obs_c = observable_liveness(ko, cfg_o), observable_liveness(kc, cfg_c)
         changed_blocks = {w[0] for w in wins}
         for bi, p, eo, ec in wins:
             bo, bc = ko.blocks[bi], kc.blocks[bi]
@@ -856,10 +880,15 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                                 f"{n} block {where['block']}: {r.reason}", where))
                 continue
             others = sorted(changed_blocks - {bi})
-            c_units, c_spaces, why_not = _confirmable(
+            if obs_o is not None and obs_c is not None:
+                observed = (obs_o.live_before(bi, eo), obs_c.live_before(bi, ec))
+            else:
+                observed = None
+            c_units, c_spaces, why_not, c_lanes = _confirmable(
                 lo, after_o, after_c,
                 _continuation([(ko, cfg_o, bi, eo), (kc, cfg_c, bi, ec)], others),
-                bo.instructions[eo:], _changed_before(bi, others, cfg_o, cfg_c))
+                bo.instructions[eo:], _changed_before(bi, others, cfg_o, cfg_c),
+                observed)
             # Ask again, comparing only what certainly reaches the rest of the kernel: a
             # difference there is a kernel-level counterexample; none there means every
             # difference is in state the code after the window may never see.
@@ -868,7 +897,7 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
                 # a shorter budget: running out only leaves the window unknown
                 r2 = check_windows(wa, wb, live_out=c_units, memory_spaces=c_spaces,
                                    timeout_ms=min(timeout_ms, CONFIRM_TIMEOUT_MS),
-                                   float_mode=float_mode, concrete_tries=12)
+                                   float_mode=float_mode, concrete_tries=12, lanes=c_lanes)
             if r2 is not None and r2.status == NOT_EQUIVALENT:
                 ev.append(Evidence("z3", "counterexample",
                                    f"{n} block {where['block']}: window differs in "
@@ -1142,9 +1171,10 @@ def _changed_before(bi: int, others: list[int], *cfgs) -> bool:
 
 def _confirmable(compared: set, after_o: set | None, after_c: set | None,
                  continuation, suffix: list[Instruction],
-                 changed_before: bool = False) -> tuple[list, list, str]:
+                 changed_before: bool = False,
+                 observed: tuple[dict, dict] | None = None) -> tuple[list, list, str, dict]:
     """What a window difference must touch to be a kernel-level counterexample:
-    ``(register units, memory spaces, why nothing is)``.
+    ``(register units, memory spaces, why nothing is, {vector unit: lanes})``.
 
     Nothing qualifies when other changed code can run before the window
     (``changed_before``): z3 takes the window's inputs as unconstrained, and code that
@@ -1163,16 +1193,41 @@ def _confirmable(compared: set, after_o: set | None, after_c: set | None,
 
     Anything else may be block-local -- a spill whose reload the candidate also removed,
     a store moved to another block -- and a difference only there leaves the window
-    undecided."""
+    undecided.
+
+    ``observed`` is the observable liveness (:mod:`asmevo.verify.observable`) right after
+    the window in the original and in the candidate, when both kernels have one.  Then a
+    register unit qualifies only if it is also observably live in *both* kernels -- some
+    path can still turn its value into a memory write, a load address, a branch decision
+    or another side effect -- and a VGPR/AGPR whose observable lanes are a finite set in
+    both (lanes a later ``v_readlane`` reads with a constant lane select) is compared only
+    in the lanes both observe (returned in the lanes map).  A unit that one kernel never
+    observes again (a SGPR-spill lane the candidate moved to an SGPR, then copied whole
+    into an AGPR that is never read observably) is read, but its difference is not a
+    kernel-level counterexample.  This only withholds confirmations: an unconfirmed
+    window stays undecided and the relational proof or differential testing decides."""
     identical, insts = continuation
     if changed_before:
         return [], [], ("code that runs before the window also changed, so the window's "
-                        "inputs may satisfy invariants z3 does not know")
+                        "inputs may satisfy invariants z3 does not know"), {}
     local = _read_in_suffix(suffix)
     both = (after_o & after_c) if (after_o is not None and after_c is not None and identical) \
         else set()
     units = sorted((u for u in compared if unit_name(u) in local or unit_name(u) in both),
                    key=_unit_sort)
+    lanes: dict = {}
+    dead: list = []
+    if observed is not None:
+        keep = []
+        for u in units:
+            lv = meet_lanes(observed[0].get(u), observed[1].get(u))
+            if lv is None:
+                dead.append(u)
+                continue
+            keep.append(u)
+            if lv != ALL and u[0] in ("v", "a"):
+                lanes[u] = lv
+        units = keep
     spaces = []
     if identical and after_o is not None:
         spaces.append("global")
@@ -1189,7 +1244,12 @@ def _confirmable(compared: set, after_o: set | None, after_c: set | None,
     else:
         why = ("no differing unit is live after the window in both kernels and no differing "
                "memory write is observable by the code after it")
-    return units, spaces, why
+    if dead:
+        why = (f"{', '.join(unit_name(u) for u in dead)} (or the differing lanes) "
+               "cannot reach memory, a branch or any other side effect after the window in "
+               "one of the kernels (observable liveness, asmevo/verify/observable.py)"
+               + (f"; otherwise {why}" if units or spaces else ""))
+    return units, spaces, why, lanes
 
 
 def _facts_or_none(inst: Instruction):

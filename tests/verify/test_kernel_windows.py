@@ -77,13 +77,25 @@ def test_scratch_store_difference_read_later_rejects(o0):
     assert "write#" in v.message
 
 
-def test_single_edit_live_in_both_rejects(o0):
+def test_single_edit_live_in_both_but_unobservable_is_not_a_counterexample(o0):
     # the spill itself writes a different register; the reload is unchanged, so a0 is
-    # live after the window in both kernels and the code after it is identical
+    # live after the window in both kernels and the code after it is identical -- but a0
+    # only flows back into v0, whose lanes 0 and 1 restore EXEC right before s_endpgm:
+    # nothing observes it (asmevo.verify.observable), so this is not a counterexample
     cand = o0.replace("v_accvgpr_write_b32 a0, v0 ", "v_accvgpr_write_b32 a0, v1 ", 1)
     assert cand != o0
     v = check_kernels(parse(o0, "o.s"), parse(cand))
+    assert v.status is not Status.REJECTED_COUNTEREXAMPLE, v.text()
+    assert any(e.kind == "unconfirmed-counterexample" and "observable liveness" in e.message
+               for e in v.evidence), v.text()
+
+
+def test_single_edit_observable_rejects(o0):
+    # a wrong sign extension of the index: v4 reaches the load address through v3
+    cand = sub1(o0, r"v_ashrrev_i32_e64 v4, 31, v2$", "v_ashrrev_i32_e64 v4, 30, v2")
+    v = check_kernels(parse(o0, "o.s"), parse(cand))
     assert v.status is Status.REJECTED_COUNTEREXAMPLE, v.text()
+    assert "v4" in v.message
 
 
 def test_renamed_labels_align_blocks(o0):
