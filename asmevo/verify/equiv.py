@@ -760,6 +760,27 @@ def _reads_anywhere(*kernels: Kernel) -> set:
     return units
 
 
+#: Instructions that name registers through M0 or the gpr-index mode: ``s_set_gpr_idx_on`` /
+#: ``s_set_gpr_idx_mode`` make the VALU operands they select read and write
+#: ``v[n + M0[7:0]]`` (CDNA3 ISA guide, "GPR indexing"), ``s_movrel*`` read or write
+#: ``s[n + M0]`` and ``v_movrel*`` ``v[n + M0]``.  Which register such an instruction touches
+#: is not its printed operand, so no by-name set of "registers read anywhere" or liveness
+#: covers it (adversarial finding: a VGPR read only through gpr-index mode was never
+#: compared, and a candidate that changed it on one input was accepted).
+_INDIRECT_REGISTERS = ("s_set_gpr_idx_on", "s_set_gpr_idx_mode", "s_movrels_", "s_movreld_",
+                       "v_movrels_", "v_movreld_", "v_movrelsd_")
+
+
+def _indirect_access(*kernels: Kernel) -> str | None:
+    """The first instruction of ``kernels`` that names registers indirectly
+    (:data:`_INDIRECT_REGISTERS`), as text, or None."""
+    for k in kernels:
+        for inst in k.instructions():
+            if inst.opcode.startswith(_INDIRECT_REGISTERS):
+                return inst.text()
+    return None
+
+
 def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = None,
                   timeout_ms: int = 10_000, float_mode: str = "fp",
                   relational: bool = False) -> Verdict:
@@ -771,6 +792,11 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
     write that are live after the window in the original *or* the candidate
     (:class:`asmevo.analysis.liveness.Liveness` of each; a unit only the candidate's
     continuation reads must agree too).  Every window proved => the kernels agree.
+    When either kernel names registers indirectly (gpr-index mode, ``s_movrel*``,
+    ``v_movrel*``: :data:`_INDIRECT_REGISTERS`), its windows are ``unknown-unsupported``:
+    a register read under another name escapes every by-name comparison, and inside a
+    gpr-index region the window's own operands are not the registers named (the
+    relational proof has no semantics for these instructions either).
 
     A window counterexample is block-local: z3 takes the window's inputs as unconstrained
     and compares the state right after it.  It rejects (``rejected-counterexample``) only
@@ -836,6 +862,13 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
             unknown.append(("unsupported", why, {}))
             continue
         if not wins:
+            continue
+        indirect = _indirect_access(ko, kc)
+        if indirect:
+            unknown.append(("unsupported", f"{n}: '{indirect}' names registers through M0 or "
+                            "gpr-index mode: neither which registers later code reads nor, "
+                            "inside a gpr-index region, what a window's VALU operands are "
+                            "follows from their names", {}))
             continue
         maybe_live = _reads_anywhere(ko, kc)
         lmap = label_map(ko, kc) or {}
