@@ -339,9 +339,12 @@ def _full(prog, insts, start, end, params, dead):
             ["    " + x for x in ex] + ["    return npc, k, False"] + tr
     params.update(consts)
     entry = ["Vf = view.v", "s = w0.s", "sF = s.view(F32)", "k = 0"]
-    if any("out=T)" in x or "out=OFF)" in x for x in first + loop):
+    outs = sorted({m for x in first + loop for m in re.findall(r"\bO_\d+\b", x)})
+    if outs or any("OFF" in x for x in first + loop):
         params["BUFS"] = {}
-        entry.append("T, TW, TM, TB, RX, RA, RL, OFF, OFFI, AM = "
-                     "block_buffers(BUFS, Vf.shape[1])")
+        entry.append("T, TW, TM, TB, RX, RA, RL, OFF, OFFI, AM, C, X, Z, OUTS = "
+                     f"block_buffers(BUFS, Vf.shape[1], {len(outs)})")
+        if outs:
+            entry.append(f"{', '.join(outs)}, = OUTS")
     return entry + first + ending(e0) + \
         ["while True:"] + ["    " + x for x in loop + ending(e)]

@@ -48,8 +48,8 @@ _CNZ = getattr(_CNZ, "count_nonzero", np.count_nonzero)
 #: names the generated code uses (the module namespace of every compiled block)
 NAMESPACE = {
     "np": np, "U32": U32, "U64": U64, "F32": F32, "F64": F64, "I64": np.int64,
-    "pair": pair_u64, "fma32": _fma32, "MAX": _MAX, "BOR": _BOR, "THREE": _THREE,
-    "TWO": _TWO, "RSH": np.right_shift, "SUB": np.subtract, "CNZ": _CNZ, "MUL": np.multiply,
+    "pair": pair_u64, "fma32": _fma32, "MAX": _MAX, "BOR": _BOR, "THREE": np.array(_THREE),
+    "TWO": np.array(_TWO), "RSH": np.right_shift, "SUB": np.subtract, "CNZ": _CNZ, "MUL": np.multiply,
     "ADD": np.add, "AND": np.bitwise_and, "EQ": np.equal, "LT": np.less, "XOR": np.bitwise_xor,
     "LOW": U64(0x1FFFFFFF), "MID": U64(0x10000000), "ABSM": U64(0x7FFFFFFFFFFFFFFF),
     "TINY": U64(0x3810000000000000),
@@ -256,35 +256,57 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
             return None     # (a product of two scalars: one value, not lanes)
         (a, _), (b, _), (c, _) = ex
         # exec_fast's ``s = a.astype(F64) * b; s += c`` (the same float64 operations in the
-        # same operand order, the operands cast first) into the block's buffer ``T``; the
-        # double-rounding test on its dwords ``TW`` (low, high: little-endian): a lane is
-        # risky when (low & 0x1FFFFFFF) == 0x10000000 (a binary32 midpoint) or
-        # (high & 0x7FF00000) < 0x38100000 (the binary32 subnormal range), i.e. when
-        # ((TW ^ RX) & RA) < RL in either dword (RX, RA, RL: those constants per dword)
-        out += [f"a_{tag} = {a}", f"b_{tag} = {b}", f"c_{tag} = {c}"]
-        arr = f"MUL(a_{tag}.astype(F64), b_{tag}.astype(F64), out=T)"
+        # same operand order, the operands converted to float64 first: exactly) into the
+        # block's buffer ``T``, the operands copied into ``T`` / ``C`` rather than converted
+        # into new arrays; the double-rounding test on its dwords ``TW`` (low, high:
+        # little-endian): a lane is risky when (low & 0x1FFFFFFF) == 0x10000000 (a binary32
+        # midpoint) or (high & 0x7FF00000) < 0x38100000 (the binary32 subnormal range), i.e.
+        # when ((TW ^ RX) & RA) < RL in either dword (RX, RA, RL: those constants per dword;
+        # ``TB``'s bytes all zero ``Z``: none is).  The binary32 result goes into this
+        # instruction's buffer ``O_{tag}`` (only the destination's local holds it: every
+        # write-back copies it, and the next pass reads it before writing it again).
+        # Sources are named once when they are not already plain locals; the slow way
+        # (``fma32``) gets the same expressions.
+        def name(e, k):
+            if re.fullmatch(r"[A-Za-z_]\w*", e):
+                return e
+            out.append(f"{k}_{tag} = {e}")
+            return f"{k}_{tag}"
         one = _scalar_f32(b if ex[0][1] else a, consts)
-        if one is None or one[1]:
-            out.append(arr)
-        else:
-            # one operand is one SGPR or constant: a Python float (the same float64 value;
-            # the operand order kept), unless an SGPR holds a NaN (its payload: as above)
-            py, _ = one
-            x = f"x_{tag}" if py.startswith("sF.item") else py
-            prod = f"MUL(a_{tag}.astype(F64), {x}, out=T)" if ex[0][1] else \
-                f"MUL({x}, b_{tag}.astype(F64), out=T)"
-            if x == py:
-                out.append(prod)
+        if one is not None and not one[1]:
+            # one operand is one SGPR or constant: its float64 value in the 0-d ``X`` (a
+            # constant: in its own 0-d array); the product computed as lanes * X (the same
+            # value as X * lanes: x is not a NaN on this way -- a NaN SGPR takes the
+            # general one, where operand order picks the NaN payload)
+            lanes = name(a if ex[0][1] else b, "a" if ex[0][1] else "b")
+            if ex[0][1]:
+                a = lanes
             else:
-                out += [f"{x} = {py}", f"if {x} != {x}:", f"    {arr}", "else:",
-                        f"    {prod}"]
-        out += [f"ADD(T, c_{tag}.astype(F64), out=T)",
-                "XOR(TW, RX, out=TM)",
-                "AND(TM, RA, out=TM)",
-                "if CNZ(LT(TM, RL, out=TB)):",
-                f"    t = fma32(a_{tag}, b_{tag}, c_{tag})",
+                b = lanes
+            c = name(c, "c")
+            py, _ = one
+            if py.startswith("sF.item"):
+                x = f"x_{tag}"
+                out += [f"{x} = {py}", f"if {x} != {x}:",
+                        f"    MUL({a}.astype(F64), {b}.astype(F64), T)", "else:",
+                        f"    T[...] = {lanes}", f"    X[()] = {x}", "    MUL(T, X, T)"]
+            else:
+                kd = py + "d"
+                consts[kd] = np.array(consts[py], F64)
+                out += [f"T[...] = {lanes}", f"MUL(T, {kd}, T)"]
+        else:
+            a, b, c = name(a, "a"), name(b, "b"), name(c, "c")
+            out += [f"T[...] = {a}", f"C[...] = {b}", "MUL(T, C, T)"]
+        out += [f"C[...] = {c}",
+                "ADD(T, C, T)",
+                "XOR(TW, RX, TM)",
+                "AND(TM, RA, TM)",
+                "LT(TM, RL, TB)",
+                "if TB.tobytes() != Z:",
+                f"    t = fma32({a}, {b}, {c})",
                 "else:",
-                "    t = T.astype(F32)"]
+                f"    O_{tag}[...] = T",
+                f"    t = O_{tag}"]
         regs.write32(out, d, "t", "f")
         return out
     if q == "_lshl_add_u64.<locals>.run":
@@ -301,7 +323,9 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
             ya = f"al{j}"
         elif isinstance(src, Imm):
             name = f"K{len(consts)}"
-            consts[name] = cl["rc"](None)[0]    # (a constant's reader ignores the wave)
+            # (a constant's reader ignores the wave; a 0-d array: numpy takes it faster
+            # than a numpy scalar, with the same uint64 arithmetic)
+            consts[name] = np.array(cl["rc"](None)[0], U64)
             y = name
             ya = str(not int(consts[name]) & 3)
         else:
@@ -310,7 +334,9 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
                 return None
             y = f"s[{si}:{si + 2}].view(U64)"
             ya = f"not s.item({si}) & 3"
-        expr = f"({x} << U64({k})) + {y}" if k else f"{x} + {y}"
+        if k:
+            consts[f"SH_{tag}"] = np.array(k, U64)
+        expr = f"({x} << SH_{tag}) + {y}" if k else f"{x} + {y}"
         # (a multiple of 4 plus a multiple of 4, modulo 2**64, is one)
         regs.write64(out, d, expr, f"({'True' if k >= 2 else f'al{a}'}) and ({ya})")
         return out
@@ -318,9 +344,9 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
         cl = _cells(closure)
         ai, di, ndw, offset = cl["ai"], cl["di"], cl["ndw"], cl["offset"]
         x = regs.read64(out, ai)
-        consts[f"UOFF_{tag}"] = cl["uoff"]
+        consts[f"UOFF_{tag}"] = np.array(cl["uoff"], U64)
         consts[f"COLS_{tag}"] = cl["cols"]
-        consts[f"LAST_{tag}"] = [_dead, _dead]
+        consts[f"LAST_{tag}"] = [_dead, _dead, None]
         consts[f"MEM_{tag}"] = cl["ctx"]
         size = 4 * ndw
         typ = "f" if ndw == 1 and di in floats else "u"
@@ -331,12 +357,12 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
                 f"    r = prime(LAST_{tag}, MEM_{tag}.mem, a)",
                 "ok = r is not None",
                 "if ok:",
-                "    SUB(a, r.base64, out=OFF)",
+                f"    SUB(a, LAST_{tag}[2], OFF)",
                 # (the buffer's base is a multiple of 4: an address is iff its offset is)
-                (f"    ok = al{ai} or not CNZ(AND(OFF, THREE, out=AM))" if offset % 4 == 0 else
-                 "    ok = not CNZ(AND(OFF, THREE, out=AM))"),
+                (f"    ok = al{ai} or not CNZ(AND(OFF, THREE, AM))" if offset % 4 == 0 else
+                 "    ok = not CNZ(AND(OFF, THREE, AM))"),
                 "if ok:",
-                "    RSH(OFF, TWO, out=OFF)",
+                "    RSH(OFF, TWO, OFF)",
                 "    try:",
                 (f"        wd = r.{words}[OFFI]" if ndw == 1 else
                  f"        wd = r.words[OFFI[:, None] + COLS_{tag}]"),
@@ -383,15 +409,20 @@ def fma_buffers(n):
     return (T, T.view(U32), np.empty(2 * n, U32), np.empty(2 * n, bool)) + c
 
 
-def block_buffers(cache, n):
+def block_buffers(cache, n, nout=0):
     """Scratch arrays of a block's inline code for ``n`` lanes, made once per block, lane
-    count and thread (``cache``: the block's dict): the FMA's (:func:`fma_buffers`) and the
-    loads' byte offsets ``OFF`` (uint64; ``OFFI`` the same as int64) and test ``AM``."""
-    key = (n, get_ident())
+    count and thread (``cache``: the block's dict): the FMA's (:func:`fma_buffers`), the
+    loads' byte offsets ``OFF`` (uint64; ``OFFI`` the same as int64) and test ``AM``, a
+    float64 operand ``C``, a 0-d float64 ``X``, ``Z`` (zero bytes, as many as ``TB``
+    has) and ``nout`` float32 results (a tuple: one per inline FMA, ``O_{tag}``)."""
+    key = (n, nout, get_ident())
     b = cache.get(key)
     if b is None:
         off = np.empty(n, U64)
-        b = cache[key] = fma_buffers(n) + (off, off.view(np.int64), np.empty(n, U64))
+        b = cache[key] = fma_buffers(n) + (off, off.view(np.int64), np.empty(n, U64),
+                                           np.empty(n, F64), np.zeros((), F64),
+                                           bytes(2 * n),
+                                           tuple(np.empty(n, F32) for _ in range(nout)))
     return b
 
 
@@ -505,14 +536,15 @@ def prime(last, mem, a):
     the addresses ``a`` for inline loads, and return it (None: none usable): one whose size
     is a multiple of 4 bytes (its words are exactly its bytes: an index past them raises
     IndexError, as every address the closure finds outside the buffer; the addresses are
-    4-byte aligned, the buffer's base too)."""
+    4-byte aligned, the buffer's base too).  ``last[2]``: its base as a 0-d uint64 array
+    (numpy subtracts it faster than the numpy scalar ``r.base64``)."""
     from .exec_mem import _region_of
     r = _region_of(mem, a)
     if r is not None and r.size % 4 == 0 and r.words.size * 4 == r.size and \
             not int(r.base64) & 3:
-        last[0], last[1] = weakref.ref(mem), weakref.ref(r)
+        last[0], last[1], last[2] = weakref.ref(mem), weakref.ref(r), np.array(r.base64, U64)
         return r
-    last[0], last[1] = _dead, _dead
+    last[0], last[1], last[2] = _dead, _dead, None
     return None
 
 
