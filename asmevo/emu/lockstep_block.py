@@ -246,17 +246,22 @@ def _drop_scc(lines):
 _TEMP = re.compile(r"[at]\d+_\d+")
 
 
-def _scalar(closure, consts, j, pc, name, flush, dead=frozenset()):
+def _scalar(closure, consts, j, pc, name, flush, dead=frozenset(), regs=None):
     """Lines for a scalar instruction (on ``w0``) written out, or None (call its closure);
-    ``dead``: positions whose SCC result is not needed (:func:`_scc_dead`)."""
-    for f in (_gen.inline_scalar, lambda c: _gen.inline_sgen(c, str(j)),
-              lambda c: _gen.inline_smem(c, consts, str(j))):
+    ``dead``: positions whose SCC result is not needed (:func:`_scc_dead`); ``regs``
+    (:class:`asmevo.emu.lockstep_blockgen.Regs`, updated): SGPRs and SCC in its locals."""
+    for smem, f in ((False, _gen.inline_scalar), (False, lambda c: _gen.inline_sgen(c, str(j))),
+                    (True, lambda c: _gen.inline_smem(c, consts, str(j), regs))):
         lines = f(closure)
         if lines is not None:
             if j in dead and getattr(closure, "sgen", None) is not None:
                 lines = _drop_scc(lines)
             if not any(x.strip().startswith("npc =") for x in lines):
                 lines = lines + [f"npc = {pc + 1}"]
+            if regs is not None and not smem:   # (inline_smem did it with regs)
+                out: list = []
+                regs.scalar_lines(out, lines)
+                lines = out
             return _fill(lines, name, "w0", pc, j, flush)
     return None
 
@@ -279,7 +284,7 @@ def _full_body(prog, insts, start, end, params, regs, consts, dead):
         if arg == "w0":
             ex = []
             regs.copy().flush(ex)
-            sc = _scalar(params[name], consts, j, pc, name, ex, dead)
+            sc = _scalar(params[name], consts, j, pc, name, ex, dead, regs)
         else:
             sc = None
         after = regs.before_closure(out, prog.insts[pc], vector) if sc is None else ()
@@ -296,7 +301,8 @@ def _full_body(prog, insts, start, end, params, regs, consts, dead):
                 ["    " + x for x in ex] + [f"    return {pc}, k + {j}, True"]
         else:
             out.append(f"npc = {call}")
-        regs.after_closure(out, after)
+        if sc is None:
+            regs.after_closure(out, after)
         if pc + 1 < end:
             ex = []
             regs.copy().flush(ex)

@@ -62,29 +62,90 @@ class Regs:
     the type), ``c64`` VGPR pairs (uint64 lanes, local ``p{i}``), and which of them the
     register file does not have yet (``dirty``: keys ``("v", i)`` / ``("p", i)``)."""
 
-    def __init__(self, c32=None, c64=(), dirty=()):
+    def __init__(self, c32=None, c64=(), dirty=(), sg=()):
         self.c32, self.c64, self.dirty = dict(c32 or {}), set(c64), set(dirty)
+        self.sg = set(sg)
 
     def copy(self):
-        return Regs(self.c32, self.c64, self.dirty)
+        return Regs(self.c32, self.c64, self.dirty, self.sg)
 
     def key(self):
-        return (frozenset(self.c32.items()), frozenset(self.c64), frozenset(self.dirty))
+        return (frozenset(self.c32.items()), frozenset(self.c64), frozenset(self.dirty),
+                frozenset(self.sg))
 
     def held(self):
-        return {("v", i) for i in self.c32} | {("p", i) for i in self.c64}
+        return {("v", i) for i in self.c32} | {("p", i) for i in self.c64} | \
+            {("s", i) for i in self.sg}
 
     def meet(self, other):
         """Locals valid (with the same type) on both ways into a point; dirty when dirty on
         either."""
         r = Regs({i: t for i, t in self.c32.items() if other.c32.get(i) == t},
-                 self.c64 & other.c64)
+                 self.c64 & other.c64, (), self.sg & other.sg)
         r.dirty = (self.dirty | other.dirty) & r.held()
         return r
+
+    # ---- scalar locals: SGPR ``i`` as the Python int ``s{i}`` (what ``s.item(i)`` gives),
+    # SCC (``i`` = -1) as ``scc`` (what ``w0.scc`` holds); only generated scalar code
+    # (:meth:`scalar_lines`) reads and writes them, everything else finds the registers in
+    # ``s`` / ``w0``: closures after :meth:`sflush` (and :meth:`sdrop` after them), the
+    # inline vector forms after flushing the SGPRs they read.
+    @staticmethod
+    def sname(i):
+        return "scc" if i < 0 else f"s{i}"
+
+    def sread(self, out, i, ind=""):
+        """The local of SGPR ``i`` (-1: SCC), loaded first when it is not held."""
+        if i not in self.sg:
+            out.append(ind + (f"scc = w0.scc" if i < 0 else f"s{i} = s.item({i})"))
+            self.sg.add(i)
+        return self.sname(i)
+
+    def swrite(self, i):
+        self.sg.add(i)
+        self.dirty.add(("s", i))
+        return self.sname(i)
+
+    def sflush(self, out, regs=None):
+        """Write the dirty scalar locals (of SGPRs ``regs``; None: all) back."""
+        self.flush(out, [("s", i) for i in self.sg if regs is None or i in regs])
+
+    def sdrop(self):
+        """Forget the scalar locals (the registers may have changed; flushed before)."""
+        assert not any(k[0] == "s" for k in self.dirty)
+        self.sg.clear()
+
+    def scalar_lines(self, out, lines):
+        """Generated scalar code ``lines`` (straight, on ``w0``: :func:`inline_sgen`, a
+        branch of :func:`inline_scalar`) appended to ``out`` with its SGPR and SCC accesses
+        on locals; a line with any other use of ``s`` / ``w0`` (but ``w0.exec_any``) runs
+        as it is, after writing the locals back and forgetting them."""
+        for x in lines:
+            m = _SWRITE.match(x)
+            rest = _SREAD.sub("_", x[m.end():] if m else x)
+            if _SOTHER.search(rest.replace("w0.exec_any", "")) or x != x.strip():
+                self.sflush(out)
+                self.sdrop()
+                out.append(x)
+                continue
+
+            def rd(m):
+                if m.group(0) == "w0.scc":
+                    return self.sread(out, -1)
+                return self.sread(out, int(m.group(1)) + int(m.group(2) or 0))
+            if m:
+                rhs = _SREAD.sub(rd, x[m.end():])
+                i = -1 if m.group(0).startswith("w0") else \
+                    int(m.group(1)) + int(m.group(2) or 0)
+                out.append(f"{self.swrite(i)} = {rhs}")
+            else:
+                out.append(_SREAD.sub(rd, x))
 
     # ---- code
     def _store(self, k):
         t, i = k
+        if t == "s":
+            return [f"w0.scc = scc" if i < 0 else f"s[{i}] = s{i}"]
         if t == "v":
             return [f"Vf[{i}] = v{i}" + (".view(U32)" if self.c32[i] == "f" else "")]
         return [f"Vf[{i}:{i + 2}] = p{i}.view(U32).reshape(-1, 2).T"]
@@ -151,7 +212,10 @@ class Regs:
 
     def before_closure(self, out, inst, vector):
         """Around a closure call: a vector instruction reads the register file (write
-        everything back) and may write VGPRs (forget those: ``after`` list)."""
+        everything back) and may write VGPRs (forget those: ``after`` list); any closure
+        may read and write SGPRs and SCC (write their locals back; ``after_closure``
+        forgets them)."""
+        self.sflush(out)
         if not vector:
             return ()
         self.flush(out)
@@ -163,8 +227,16 @@ class Regs:
         return regs
 
     def after_closure(self, out, regs):
+        self.sdrop()
         if regs:
             self._drop(out, regs)
+
+
+#: ``s.item(N)`` / ``s.item(N + M)`` or ``w0.scc`` in generated scalar code; an SGPR or
+#: SCC assignment at the start of a line; any other use of the SGPRs or of ``w0``
+_SREAD = re.compile(r"\bs\.item\((\d+)(?: \+ (\d+))?\)|\bw0\.scc\b")
+_SWRITE = re.compile(r"s\[(\d+)(?: \+ (\d+))?\] = |w0\.scc = ")
+_SOTHER = re.compile(r"\b(s|sF|w0)\b")
 
 
 def _vreg(op, count):
@@ -183,6 +255,7 @@ def _f32_src(regs, out, op, consts):
     b = op.base if isinstance(op, Src) else op
     si = _sgpr_index(b)
     if si is not None and getattr(b, "count", 1) == 1:
+        regs.sflush(out, {si})
         return f"sF[{si}:{si + 1}]", False
     if isinstance(b, Imm):
         name = f"K{len(consts)}"
@@ -332,6 +405,7 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
             si = _sgpr_index(src)
             if si is None or getattr(src, "count", 2) != 2:
                 return None
+            regs.sflush(out, {si, si + 1})
             y = f"s[{si}:{si + 2}].view(U64)"
             ya = f"not s.item({si}) & 3"
         if k:
@@ -491,11 +565,13 @@ def inline_sgen(closure, tag):
 _CONST = re.compile(r"(a\d+_\w+) = (\d+|True|False)")
 
 
-def inline_smem(closure, consts, tag):
+def inline_smem(closure, consts, tag, regs=None):
     """``s_load_dword*`` at an SGPR-pair address plus constants (the closure of
     :func:`asmevo.emu.exec_mem.compile_smem` for that form) as lines: the words from the
     buffer it read last when the address is in it, else the closure (``SLOW`` / ``FAULT``
-    as in :func:`inline`)."""
+    as in :func:`inline`).  With ``regs`` (:class:`Regs`, updated): the address from
+    scalar locals and a one-dword result into one; the closure's way writes them back
+    first and loads them all again after."""
     if _name(closure) != "compile_smem.<locals>.run":
         return None
     cl = _cells(closure)
@@ -504,7 +580,33 @@ def inline_smem(closure, consts, tag):
     b, ko, di, n, size = cl["base_i"], cl["k_off"], cl["di"], cl["n"], cl["size"]
     consts[f"SL_{tag}"] = [_dead, _dead]
     consts[f"MEM_{tag}"] = cl["ctx"]
-    return [f"addr = ((s.item({b}) | (s.item({b + 1}) << 32)) + {ko}) & {_ADDR_MASK}",
+    if regs is not None and n == 1:
+        out: list = []
+        lo, hi = regs.sread(out, b), regs.sread(out, b + 1)
+        slow = regs.copy()
+        sl: list = []
+        slow.sflush(sl)
+        dst = regs.swrite(di)
+        return out + [
+            f"addr = (({lo} | ({hi} << 32)) + {ko}) & {_ADDR_MASK}",
+            f"r = SL_{tag}[1]()",
+            f"if r is None or SL_{tag}[0]() is not MEM_{tag}.mem:",
+            f"    r = sprime(SL_{tag}, MEM_{tag}.mem, addr)",
+            f"if r is not None and r.addr <= addr <= r.addr + r.size - {size}:",
+            "    o = (addr - r.addr) >> 2",
+            f"    {dst} = r.words.item(o)",
+            "else:"] + ["    " + x for x in sl] + [
+            "    try:",
+            "        SLOW",
+            "    except MemoryFault:",
+            "        FAULT"] + \
+            ["    " + (f"scc = w0.scc" if i < 0 else f"s{i} = s.item({i})")
+             for i in sorted(regs.sg)]
+    pre: list = []
+    if regs is not None:    # (several dwords: on the register file)
+        regs.sflush(pre)
+        regs.sdrop()
+    return pre + [f"addr = ((s.item({b}) | (s.item({b + 1}) << 32)) + {ko}) & {_ADDR_MASK}",
             f"r = SL_{tag}[1]()",
             f"if r is None or SL_{tag}[0]() is not MEM_{tag}.mem:",
             f"    r = sprime(SL_{tag}, MEM_{tag}.mem, addr)",
