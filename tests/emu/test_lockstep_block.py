@@ -258,3 +258,93 @@ def test_alignment_known_from_the_address_arithmetic():
     _same(runs)
     src = _compiled(runs[0][1])[0].source
     assert "ok = al2 or" in src and "al2 = (al2) and (not s.item(14) & 3)" in src
+
+
+FMA_LOOP = [
+    "s_mov_b32 s7, s20",
+    "LOOP:",
+    "global_load_dword v1, v[2:3], off",
+    "s_load_dword s0, s[2:3], 0x0",
+    "s_add_i32 s7, s7, -1",
+    "s_add_u32 s2, s2, 4",
+    "s_addc_u32 s3, s3, 0",
+    "v_lshl_add_u64 v[2:3], v[2:3], 0, 4",
+    "s_cmp_eq_u32 s7, 0",
+    "s_waitcnt vmcnt(0) lgkmcnt(0)",
+    "v_fmac_f32_e32 v4, s0, v1",            # (an SGPR factor: NaNs among them)
+    "v_fma_f32 v5, v5, v5, v5",             # (the destination is every source)
+    "v_fmac_f32_e32 v6, v1, v1",            # (lanes * lanes)
+    "v_fma_f32 v8, s0, v11, v12",           # (midpoint lanes: the correctly rounded way)
+    "v_fma_f32 v13, v1, v11, v12",
+    "v_fma_f32 v14, v1, s0, v14",           # (the SGPR second)
+    "v_fmac_f32_e32 v15, 0x3f800001, v1",   # (a literal)
+    "v_add_u32_e32 v9, s7, v9",             # (a closure reading a scalar local's SGPR)
+    "s_cbranch_scc0 LOOP",
+    "v_add_u32_e32 v10, s7, v4",
+    "s_endpgm",
+]
+
+
+def test_inline_fma_forms_and_scalar_locals_bit_exact():
+    """The inline FMA forms (an SGPR, a literal or lanes as factors, the destination as
+    source, NaN payloads, infinities, subnormals, signed zeros, binary32-midpoint sums) and
+    the scalar locals of a self-loop (SGPRs and SCC across passes, written back before a
+    closure reads them) give the bits of the instruction-by-instruction runs."""
+    from .test_exec_fast import MIDPOINT
+
+    def run(lockstep, blocks, nwaves=2):
+        rng = np.random.default_rng(11)
+        mem = GlobalMemory()
+        group = Workgroup((0, 0, 0), 1024)
+        waves = [Wave(group, i, None) for i in range(nwaves)]
+        trips = 24
+        a_words = _special_f32(rng, 64 * nwaves * trips)
+        a_words[::7] = MIDPOINT[0]
+        x_words = _special_f32(rng, trips)
+        x_words[3] = MIDPOINT[0]
+        x_words[5] = 0x7FC00123     # (a quiet NaN with a payload)
+        x_words[6] = 0x7F800005     # (a signaling one)
+        a = mem.map("A", a_words)
+        x = mem.map("x", x_words)
+        for w, wv in enumerate(waves):
+            wv.set_exec(np.ones(64, bool))
+            addr = a + 4 * trips * (LANES + 64 * w)
+            wv.v[2], wv.v[3] = addr & 0xFFFFFFFF, addr >> 32
+            for r in (4, 5, 6, 9, 14, 15):
+                wv.v[r] = _special_f32(rng, 64)
+            wv.v[11] = np.where(LANES % 2 == 0, MIDPOINT[1], _special_f32(rng, 64))
+            wv.v[12] = np.where(LANES % 3 == 0, MIDPOINT[2], _special_f32(rng, 64))
+            wv.s[2], wv.s[3] = x & 0xFFFFFFFF, x >> 32
+            wv.s[20] = trips
+        prog = Program(build_kernel(FMA_LOOP), mem)
+        old = L.LOCKSTEP, LB.ENABLED
+        L.LOCKSTEP, LB.ENABLED = lockstep, blocks
+        try:
+            with np.errstate(all="ignore"):
+                _run_group(prog, waves, 100000)
+        finally:
+            L.LOCKSTEP, LB.ENABLED = old
+        return waves, prog, None, mem
+
+    runs = [run(ls, bl) for ls, bl in ((True, True), (True, False), (False, False))]
+    for (wa, *_), (wb, *_) in zip(runs, runs[1:]):
+        for x, y in zip(wa, wb):
+            assert np.array_equal(x.v[:16], y.v[:16])
+            assert np.array_equal(x.s, y.s) and x.scc == y.scc and x.done and y.done
+    blk = _compiled(runs[0][1])
+    src = blk[0].source
+    # not vacuous: the loop ran inline with the new forms and its SGPRs in locals
+    assert blk[0].full is not None and "X[()] = " in src and "O_" in src
+    assert "s7 = " in src and "scc = bool(" in src and "s[7] = s7" in src
+    v = runs[0][0][0].v
+    assert np.isnan(v[4].view(np.float32)).any() and (v[8] != v[13]).any()
+
+
+def test_inline_fma_slow_way_taken_for_midpoints(monkeypatch):
+    """The midpoint lanes of the FMA test above go the correctly rounded way (fma32)."""
+    from asmevo.emu import lockstep_blockgen as G
+    calls = []
+    real = G.NAMESPACE["fma32"]
+    monkeypatch.setitem(G.NAMESPACE, "fma32", lambda *a: calls.append(1) or real(*a))
+    test_inline_fma_forms_and_scalar_locals_bit_exact()
+    assert calls
