@@ -301,7 +301,9 @@ def _differential(orig, cand, harness, *, entry, trials, seed, tolerance, cache,
                 return Verdict(Status.UNKNOWN_UNSUPPORTED, f"the emulator cannot run the original: {e}",
                                [Evidence("diff", "unsupported", str(e), {"trial": t, "side": "original"})])
             if kind == "random":
-                raise AsmevoError(f"the original faults on the harness inputs (trial {t}): {e}") from None
+                raise AsmevoError(f"the original faults on the harness inputs (trial {t}): "
+                                  f"{getattr(e, 'message', e)}",
+                                  file=harness.get("_file")) from None
             skipped.append(f"trial {t} ({kind}): original faults: {str(e)[:160]}")
             continue
         limit = 4 * max(ro.instructions, 1) + 100_000

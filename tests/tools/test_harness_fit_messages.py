@@ -113,3 +113,7 @@ def test_buffer_too_small_names_the_buffer_it_missed(tmp_path, capsys, cmd):
             "it ends 4 byte(s) past the end of the harness buffer 'a' (40 bytes at "
             "0x100000000..0x100000028), at byte offset 40; expected the buffer to hold at least "
             '44 bytes for this launch (its "count")') in line, line
+    if cmd == "verify":   # the harness named once, as the location; no second "error:"
+        assert line.startswith(f"asmevo verify: {h}: error: the original faults on the "
+                               "harness inputs (trial 0): kernel vadd_f32"), line
+        assert line.count("error:") == 1, line
