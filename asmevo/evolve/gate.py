@@ -375,6 +375,14 @@ _CTX: GateContext | None = None
 
 
 def init_worker(spec: dict) -> None:
+    """Set up a pool worker (``--jobs N``).  Ctrl-C goes to the whole process group: the
+    driver stops the run and terminates the pool, so a worker ignores SIGINT (and z3 in it
+    does not catch it), rather than dying with a traceback on the terminal."""
+    import signal
+
+    import z3
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    z3.set_param("ctrl_c", False)
     global _CTX
     _CTX = GateContext(spec)
 

@@ -597,10 +597,14 @@ def _trim(x, n=1500):
 def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
     """Run (or resume) the loop described by ``cfg``; writes the run directory.
 
+    ``install_sigint``: handle Ctrl-C with :class:`asmevo.evolve.interrupt.Interrupts` (a
+    press inside a finaliser is not lost; exit status 130, everything evaluated kept).
+
     Raises:
         AsmevoError: bad input (exit 2).
     """
     from .executor import make_executor
+    from .interrupt import Interrupts
     from .progress import Progress
     from .report import finalize
     if cfg.agent:
@@ -617,6 +621,7 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
     run.init_state()
     prog = None
     stop = "budget"
+    ints = Interrupts(install_sigint).__enter__()
     try:
         run.root(executor)
         replayed = run.replay()
@@ -628,6 +633,7 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
         n_start = run.store.count()
 
         def on_candidate(s, rec):
+            ints.check()
             run.events.emit("candidate", step=s["step"], hash=rec["hash"], operator=rec["operator"],
                             status=rec["status"], cycles=rec.get("cycles"),
                             accepted=rec["accepted"], seconds=rec.get("times"))
@@ -641,6 +647,7 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
             prog.update(n, acc, run.k0_cycles / best if best else 1.0, rate)
 
         while True:
+            ints.check()
             n = run.store.count_before(run.next_step)
             if n >= cfg.budget:
                 stop = "budget"
@@ -677,6 +684,7 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
               f"resume with: asmevo {argv.strip()}", file=sys.stderr)
         return RunResult(130, cfg.out, "interrupted", run.store.count())
     finally:
+        ints.__exit__()
         if prog:
             prog.close()
         executor.close()
