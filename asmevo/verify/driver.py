@@ -264,6 +264,8 @@ def _unproved(z3v: Verdict, dv: Verdict | None) -> Verdict:
     rel = [e.message for e in z3v.evidence if e.kind == "relational"]
     if rel:
         why += "; not proved across blocks either: " + rel[0]
+    if kinds.get("timeout"):
+        why += " (z3's budget ran out: asmevo verify --timeout MS raises it)"
     ran = next((e.data.get("ran") for e in (dv.evidence if dv else []) if e.kind == "trials"), None)
     tested = (f"; differential testing found no difference in {ran} trial(s)" if ran is not None
               else "")

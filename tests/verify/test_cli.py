@@ -1,6 +1,7 @@
 """The verify/equiv command lines: exit statuses and bad input."""
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -93,3 +94,15 @@ def test_store_moved_across_barrier_is_unknown_even_if_tests_pass(corpus_dir):
     v = verify(parse_asm(text, "o.s"), parse_asm(cand, "c.s"), level="z3", memory_order=False)
     assert v.status.value == "unknown-unsupported"
     assert v.evidence[0].kind == "cross-wave-order"
+
+
+def test_missing_or_directory_candidate_is_bad_input(tmp_path, capsys):
+    """A typo in a path is bad input (exit 2, the path named), not a candidate the verifier
+    rejects (build-failed, exit 1: newcomer finding)."""
+    from asmevo.cli import main
+    ex = pathlib.Path(__file__).resolve().parents[2] / "examples"
+    for cand, what in ((tmp_path / "nope.co", "no such file"), (tmp_path, "is a directory")):
+        rc = main(["verify", str(ex / "vadd_f32.co"), str(cand)])
+        err = capsys.readouterr().err
+        assert rc == 2 and f"{cand}: error: {what} (the candidate" in err, err
+        assert len(err.strip().splitlines()) == 1
