@@ -781,6 +781,27 @@ def _indirect_access(*kernels: Kernel) -> str | None:
     return None
 
 
+def _unified_alias(orig: Module, cand: Module, name: str) -> str | None:
+    """How kernel ``name`` of either module names one unified-file register both as a VGPR
+    and as an AGPR (``v[ACCUM_OFFSET + N]`` is ``aN`` on gfx90a/gfx942:
+    :func:`asmevo.verify.static.unified_overlaps`), e.g. ``"v12 and a0"``, or None.  The
+    static layer allows such an alias where the original has it (hand-written kernels
+    rely on it), but the z3 terms and the emulator keep the two names apart: a write to
+    ``v12`` between ``a0``'s write and read changed nothing for them (adversarial finding,
+    accepted), while on hardware it overwrites ``a0``."""
+    from .abi import kernel_facts
+    from .static import unified_overlaps
+    for m in (orig, cand):
+        f = kernel_facts(m).get(name)
+        if f is None or f.descriptor is None:
+            continue
+        hit = sorted(unified_overlaps(f))
+        if hit:
+            acc = f.descriptor.accum_offset_vgprs
+            return f"v{hit[0]} and a{hit[0] - acc}"
+    return None
+
+
 def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = None,
                   timeout_ms: int = 10_000, float_mode: str = "fp",
                   relational: bool = False) -> Verdict:
@@ -792,6 +813,8 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
     write that are live after the window in the original *or* the candidate
     (:class:`asmevo.analysis.liveness.Liveness` of each; a unit only the candidate's
     continuation reads must agree too).  Every window proved => the kernels agree.
+    So are the windows of a kernel pair in which either kernel names one register of the
+    unified VGPR file both as ``v[ACCUM_OFFSET + N]`` and as ``aN`` (:func:`_unified_alias`).
     When either kernel names registers indirectly (gpr-index mode, ``s_movrel*``,
     ``v_movrel*``: :data:`_INDIRECT_REGISTERS`), its windows are ``unknown-unsupported``:
     a register read under another name escapes every by-name comparison, and inside a
@@ -848,6 +871,21 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
             continue
         n_ev, n_unknown, n_hard = len(ev), len(unknown), len(hard)
         wins, why = changed_windows(ko, kc)
+        if not wins and not why:
+            continue
+        indirect = _indirect_access(ko, kc)
+        alias = _unified_alias(orig, cand, n)
+        if alias:
+            unknown.append(("unsupported", f"{n}: {alias}: the two names are one register of "
+                            "the unified VGPR file (ACCUM_OFFSET), which neither z3 nor the "
+                            "emulator models", {}))
+            continue
+        if indirect:
+            unknown.append(("unsupported", f"{n}: '{indirect}' names registers through M0 or "
+                            "gpr-index mode: neither which registers later code reads nor, "
+                            "inside a gpr-index region, what a window's VALU operands are "
+                            "follows from their names", {}))
+            continue
         if why:
             if relational:
                 # The block structure differs: a candidate whose loop was unrolled twice
@@ -862,13 +900,6 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
             unknown.append(("unsupported", why, {}))
             continue
         if not wins:
-            continue
-        indirect = _indirect_access(ko, kc)
-        if indirect:
-            unknown.append(("unsupported", f"{n}: '{indirect}' names registers through M0 or "
-                            "gpr-index mode: neither which registers later code reads nor, "
-                            "inside a gpr-index region, what a window's VALU operands are "
-                            "follows from their names", {}))
             continue
         maybe_live = _reads_anywhere(ko, kc)
         lmap = label_map(ko, kc) or {}

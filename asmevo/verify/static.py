@@ -88,7 +88,7 @@ def _loc(inst: Instruction) -> dict:
     return d
 
 
-def _unified_overlaps(facts: KernelFacts) -> set[int]:
+def unified_overlaps(facts: KernelFacts) -> set[int]:
     """Unified-file indices named both as a VGPR (``v_i``, ``i >= accum_offset``) and as an
     AGPR (``a_j`` with ``accum_offset + j == i``): the two names alias on gfx90a/gfx942."""
     kd = facts.descriptor
@@ -135,7 +135,7 @@ def check_register_bounds(facts: KernelFacts, orig: KernelFacts | None = None) -
         o_need = _sgpr_need(orig)
         if o_need > o_kd.sgpr_count and alloc_s >= o_kd.sgpr_count:
             alloc_s = max(alloc_s, o_need)
-    aliases = _unified_overlaps(facts) - (_unified_overlaps(orig) if orig is not None else set())
+    aliases = unified_overlaps(facts) - (unified_overlaps(orig) if orig is not None else set())
     for f, last, inst in ru.uses:
         why = None
         if f == "v":

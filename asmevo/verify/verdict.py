@@ -105,7 +105,8 @@ DESCRIPTIONS = {
     Status.REJECTED_STRAY_WRITE: "the candidate wrote memory outside the output buffers",
     Status.REJECTED_EMULATION_FAULT:
         "the candidate faulted (bad address, hang, illegal instruction) where the original did not",
-    Status.BUILD_FAILED: "the candidate could not be loaded, assembled or linked",
+    Status.BUILD_FAILED: "the candidate could not be loaded, assembled or linked (a path "
+                         "that names no file, or a directory, is bad input instead: exit 2)",
     Status.UNKNOWN_TIMEOUT: "a layer ran out of time (solver timeout, emulator step budget)",
     Status.UNKNOWN_UNSUPPORTED:
         "a layer could not decide: an instruction or feature it does not model",
