@@ -29,7 +29,8 @@ class MemoryFault(Exception):
     """An access outside every mapped region (internal; converted to EmuError)."""
 
     def __init__(self, lane: int, addr: int, size: int, space: str, near: str = ""):
-        super().__init__(f"{space} access of {size} bytes at {addr:#x} (lane {lane}) is outside "
+        # (no lane here: every caller prefixes "lane N: ", which named it twice)
+        super().__init__(f"{space} access of {size} bytes at {addr:#x} is outside "
                          f"every mapped buffer{near}")
         self.lane, self.addr, self.size, self.space = lane, addr, size, space
 
@@ -127,23 +128,37 @@ class GlobalMemory:
         if not np.all(ok):
             bad = int(np.argmin(ok))
             addr = int(addrs[bad])
-            raise MemoryFault(int(lanes[bad]), addr, size, "global", self.nearest(addr, size))
+            raise MemoryFault(int(lanes[bad]), addr, size, "global",
+                              self.nearest(addr, size, addrs))
         return safe
 
-    def nearest(self, addr: int, size: int) -> str:
+    def nearest(self, addr: int, size: int, addrs: np.ndarray | None = None) -> str:
         """``; ...`` naming the buffer an out-of-bounds access is nearest to and by how much it
         misses (a harness buffer whose ``count`` is too small for the launch's grid, most
-        often), or "" when no buffer is mapped."""
+        often), or "" when no buffer is mapped.  ``addrs``: the addresses of every active lane
+        of the faulting access; the size the buffer needs is the highest end address among
+        those in the buffer or in the unmapped gap after it (not only the faulting lane's,
+        which is the lowest-numbered one and would have the user raise "count" by one lane)."""
         if not self.regions:
             return ""
-        r = min(self.regions, key=lambda r: (addr - r.end) if addr >= r.end else
-                (r.addr - addr if addr < r.addr else 0))
+        k, r = min(enumerate(self.regions), key=lambda kr: (addr - kr[1].end)
+                   if addr >= kr[1].end else (kr[1].addr - addr if addr < kr[1].addr else 0))
         what = "the harness buffer" if not r.name.startswith("__") else "the launch's"
         span = f"{what} '{r.name}' ({r.size} bytes at {r.addr:#x}..{r.end:#x})"
         if addr >= r.addr:
             past = addr + size - r.end
+            top = addr + size
+            if addrs is not None and addrs.size:
+                stop = self.regions[k + 1].addr if k + 1 < len(self.regions) else r.end + GUARD
+                a = np.asarray(addrs, np.uint64)
+                near = a[(a >= np.uint64(r.addr)) & (a < np.uint64(stop))]
+                if near.size:
+                    top = max(top, int(near.max()) + size)
+            reach = ""
+            if top != addr + size:
+                reach = f"; the active lanes of this wave end at byte offset {top - r.addr}"
             return (f"; it ends {past} byte(s) past the end of {span}, at byte offset "
-                    f"{addr - r.addr}; expected the buffer to hold at least {addr + size - r.addr}"
+                    f"{addr - r.addr}{reach}; expected the buffer to hold at least {top - r.addr}"
                     " bytes for this launch (its \"count\"), or a launch that stays inside it")
         return f"; it starts {r.addr - addr} byte(s) before {span}"
 

@@ -109,11 +109,42 @@ def test_buffer_too_small_names_the_buffer_it_missed(tmp_path, capsys, cmd):
     h = _harness(tmp_path, e)
     rc, line = _run(tmp_path, cmd, h, capsys)
     assert rc == 2 and "?" not in line
-    assert ("global access of 4 bytes at 0x100000028 (lane 10) is outside every mapped buffer; "
+    assert ("lane 10: global access of 4 bytes at 0x100000028 is outside every mapped buffer; "
             "it ends 4 byte(s) past the end of the harness buffer 'a' (40 bytes at "
-            "0x100000000..0x100000028), at byte offset 40; expected the buffer to hold at least "
-            '44 bytes for this launch (its "count")') in line, line
+            "0x100000000..0x100000028), at byte offset 40; the active lanes of this wave end at "
+            "byte offset 256; expected the buffer to hold at least 256 bytes for this launch "
+            '(its "count")') in line, line
+    assert line.count("lane 10") == 1, line
     if cmd == "verify":   # the harness named once, as the location; no second "error:"
         assert line.startswith(f"asmevo verify: {h}: error: the original faults on the "
                                "harness inputs (trial 0): kernel vadd_f32"), line
         assert line.count("error:") == 1, line
+
+
+@pytest.mark.parametrize("cmd", ["run", "verify"])
+def test_buffer_too_small_asks_for_what_the_whole_wave_needs(tmp_path, capsys, cmd):
+    """Newcomer finding: ``n`` raised to 1024 (the grid's 4 x 256 work-items) with buffers of
+    1000 floats: the fault asked for 4004 bytes (the first faulting lane, 40, of wave 15), and
+    a user who raised "count" to 1001 faulted again.  The size asked for is now the highest
+    end over the faulting instruction's active lanes (items 1000-1023: 4096 bytes), the lane
+    is named once, and a buffer of that size runs."""
+    e = _entry()
+    e["args"][3]["value"] = 1024
+    h = _harness(tmp_path, e)
+    rc, line = _run(tmp_path, cmd, h, capsys)
+    assert rc == 2, line
+    assert ("'global_load_dword v6, v[4:5], off': lane 40: global access of 4 bytes at "
+            "0x100000fa0 is outside every mapped buffer; it ends 4 byte(s) past the end of the "
+            "harness buffer 'a' (4000 bytes at 0x100000000..0x100000fa0), at byte offset 4000; "
+            "the active lanes of this wave end at byte offset 4096; expected the buffer to hold "
+            'at least 4096 bytes for this launch (its "count")') in line, line
+    assert "(lane" not in line and line.count("lane 40") == 1, line
+    # one lane more (what the old message asked for) still faults, asking for the same 4096
+    e["args"][0]["count"] = 1001
+    rc, line = _run(tmp_path, cmd, _harness(tmp_path, e), capsys)
+    assert rc == 2 and "lane 41: " in line and "at least 4096 bytes" in line, line
+    # what it asks for is enough
+    for a in e["args"][:3]:
+        a["count"] = 4096 // 4
+    assert main(["run", str(CO), "--harness", str(_harness(tmp_path, e))]) == 0
+    assert "error" not in capsys.readouterr().err
