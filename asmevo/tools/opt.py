@@ -338,14 +338,21 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
     if record is not None:
         record["kernels"] = [k.name for k in module.kernels
                              if args.kernel is None or k.name in args.kernel]
+    bad_input = False
     try:
         mgr.PassManager(nodes, kernels=args.kernel, instrumentation=inst).run(module)
+    except AsmevoError as e:
+        # bad input (a --kernel the input lacks, a pass option such as loop-pipeline's loop=N
+        # past the last block) is the one error line, without an all-zero statistics table
+        # before it; a pass that crashed or failed --verify-each keeps its reports
+        bad_input = not isinstance(e, mgr.PassFailedError)
+        raise
     finally:
         if record is not None:
             record.update(inst.to_json())
-        if args.stats:
+        if args.stats and not bad_input:
             sys.stderr.write(inst.stats_report())
-        if args.time_passes:
+        if args.time_passes and not bad_input:
             sys.stderr.write(inst.time_report())
     changed = any(c for _, _, c in inst.log)
     rc = 0
