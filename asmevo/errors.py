@@ -46,6 +46,23 @@ class AsmevoError(Exception):
         return f"{loc}: error: {self.message}" if loc else f"error: {self.message}"
 
 
+def unknown_kernel_error(kernel: str, have, file: str | None = None) -> AsmevoError:
+    """The one message of every command for a ``--kernel`` naming no kernel of its input
+    (run, evolve, profile, verify, opt, analyze; docs/cli.md):
+    ``K.co: error: --kernel 'nope': no kernel 'nope' in this file; its kernels: a, b``.
+
+    Args:
+        kernel: the name given.
+        have: the kernels the input holds, in file order.
+        file: the input's path (None: standard input, said as "the input").
+    """
+    have = list(have)
+    listed = f"its kernels: {', '.join(have)}" if have else "it holds no kernel"
+    where = "this file" if file else "the input"
+    return AsmevoError(f"--kernel {kernel!r}: no kernel {kernel!r} in {where}; {listed}",
+                       file=file)
+
+
 class AsmSyntaxError(AsmevoError):
     """Assembly text that does not parse or does not type-check against the ISA table."""
 

@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from ..errors import AsmevoError
+from ..errors import AsmevoError, unknown_kernel_error
 from .launch import Arg, Launch
 
 _INITS = ("zeros", "ones", "arange", "uniform(", "randint(")
@@ -235,8 +235,7 @@ def checked_entry(harness_path: str | None, entry: str | None, original: str, *,
     if name not in have:
         listed = f"its kernels: {', '.join(have)}" if have else "it holds no kernel"
         if kernel:
-            raise AsmevoError(f"--kernel {kernel!r}: no kernel {kernel!r} in this file; {listed}",
-                              file=original)
+            raise unknown_kernel_error(kernel, have, original)
         if harness is not None:
             which = f"--entry {entry!r}: the harness entry" if entry else \
                 f"harness entry {harness.get('name')!r}"

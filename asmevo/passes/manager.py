@@ -30,7 +30,7 @@ import time
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
-from ..errors import AsmevoError
+from ..errors import AsmevoError, unknown_kernel_error
 from ..ir import Instruction, Kernel, Module
 from ..analysis import AnalysisManager as _BaseAM
 from ..analysis import _resolve
@@ -376,11 +376,10 @@ class PassManager:
                 rejects its options, a pass crashes (:class:`PassFailedError`),
                 or ``--verify-each`` finds a new static violation.
         """
-        names = {k.name for k in module.kernels}
+        names = [k.name for k in module.kernels]
         for k in self.kernels or ():
             if k not in names:
-                raise AsmevoError(f"no kernel {k!r} in {module.source or 'the input'}; "
-                                  f"kernels: {', '.join(sorted(names)) or '(none)'}")
+                raise unknown_kernel_error(k, names, module.source)
         am = am or AnalysisManager(module, self.kernels)
         if am.module is None:
             am.module = module

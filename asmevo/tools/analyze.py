@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import AsmevoError
+from ..errors import AsmevoError, unknown_kernel_error
 from ..fileio import write_output
 
 _SECTIONS = ("cfg", "liveness", "waitcnt", "regs", "hazards")
@@ -54,11 +54,10 @@ def run(args) -> int:
         source = args.input
     kernels = module.kernels
     if args.kernel:
-        names = {k.name for k in kernels}
+        names = [k.name for k in kernels]
         missing = [n for n in args.kernel if n not in names]
-        if missing:
-            raise AsmevoError(f"no kernel {', '.join(missing)}; kernels: "
-                              f"{', '.join(sorted(names)) or '(none)'}", file=args.input)
+        if missing:     # the first one: one message, as every command says it
+            raise unknown_kernel_error(missing[0], names, args.input)
         kernels = [k for k in kernels if k.name in args.kernel]
     if not kernels:
         raise AsmevoError("no kernel code found", file=args.input)

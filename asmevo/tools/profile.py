@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..errors import AsmevoError
+from ..errors import AsmevoError, unknown_kernel_error
 
 
 def add_arguments(p) -> None:
@@ -66,8 +66,7 @@ def _pick_kernels(module, name, path) -> list:
     for k in module.kernels:
         if k.name == name:
             return [k]
-    raise AsmevoError(f"no kernel {name!r}; kernels: "
-                      f"{', '.join(k.name for k in module.kernels) or '(none)'}", file=path)
+    raise unknown_kernel_error(name, [k.name for k in module.kernels], path)
 
 
 def build_profile(args):

@@ -87,13 +87,14 @@ def test_time_passes(src, capsys):
     (["--passes=dce<speed=2>"], "asmevo-opt: error: invalid pipeline 'dce<speed=2>' (column 5): "
                                 "pass 'dce' has no parameter 'speed'; valid parameters: "
                                 "max-iterations=<int>"),
-    (["--passes=dce", "--kernel", "nope"], "asmevo-opt: error: no kernel 'nope' in "),
+    (["--passes=dce", "--kernel", "nope"], "asmevo-opt: {src}: error: --kernel 'nope': no kernel "
+                                           "'nope' in this file; its kernels: "),
 ])
 def test_errors_exit_2_without_output(src, tmp_path, capsys, args, msg):
     out = tmp_path / "out.s"
     assert main(args + [str(src), "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(msg), err
+    assert err.startswith(msg.format(src=src)), err
     assert "Traceback" not in err
     assert not out.exists()
 

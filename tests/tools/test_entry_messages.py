@@ -140,3 +140,44 @@ def test_entry_of_a_one_entry_harness(tmp_path, capsys):
     assert rc == 2 and line == (f"asmevo run: {EX / 'vadd_f32.json'}: error: --entry 'vad': the "
                                 "harness holds one entry, 'vadd_f32'; expected --entry "
                                 "'vadd_f32' or no --entry"), line
+
+
+KERNEL_CMDS = {
+    "run": ["run", str(CO), "--harness", str(EX / "vadd_f32.json")],
+    "evolve": ["evolve", str(CO), "--harness", str(EX / "vadd_f32.json"), "--budget", "1",
+               "--quiet"],
+    "profile": ["profile", str(CO)],
+    "profile --harness": ["profile", str(CO), "--harness", str(EX / "vadd_f32.json")],
+    "opt": ["opt", "--passes=dce", str(CO)],
+    "opt --stats": ["opt", "--passes=dce", "--stats", str(CO)],
+    "analyze": ["analyze", str(CO)],
+}
+
+
+@pytest.mark.parametrize("cmd", list(KERNEL_CMDS))
+def test_unknown_kernel_one_wording(cmd, tmp_path, capsys):
+    """Newcomer finding: ``--kernel nope`` said three things -- run/evolve the documented
+    ``K.co: error: --kernel 'nope': no kernel 'nope' in this file; its kernels: ...``,
+    ``asmevo opt`` ``error: no kernel 'nope' in K.co; kernels: ...`` (no file location),
+    ``asmevo profile`` without a harness ``K.co: error: no kernel 'nope'; kernels: ...``.
+    Every command now says the documented form (:func:`asmevo.errors.unknown_kernel_error`);
+    ``--stats`` prints no statistics table before it (no pass ran)."""
+    args = list(KERNEL_CMDS[cmd])
+    if args[0] == "evolve":
+        args += ["--out", str(tmp_path / "run")]
+    if args[0] == "opt":
+        args += ["-o", str(tmp_path / "o.co")]
+    rc = main([*args, "--kernel", "nope"])
+    out, err = capsys.readouterr()
+    line = _one_line(err, f"asmevo {args[0]}")
+    assert rc == 2 and out == "", (out, err)
+    assert line == (f"asmevo {args[0]}: {CO}: error: --kernel 'nope': no kernel 'nope' in this "
+                    "file; its kernels: vadd_f32"), line
+    assert not (tmp_path / "run").exists() and not (tmp_path / "o.co").exists()
+
+
+def test_unknown_kernel_asmevo_opt(tmp_path, capsys):
+    rc = opt_main(["--passes=dce", str(CO), "-o", str(tmp_path / "o.co"), "--kernel", "nope"])
+    line = _one_line(capsys.readouterr().err, "asmevo-opt")
+    assert rc == 2 and line == (f"asmevo-opt: {CO}: error: --kernel 'nope': no kernel 'nope' in "
+                                "this file; its kernels: vadd_f32"), line
