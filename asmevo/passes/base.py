@@ -39,11 +39,15 @@ class PassResult:
             s_waitcnt removed/added/changed by itself.
         preserved: analyses still valid (overrides the class's ``preserves``);
             ``None`` means use the class declaration.
+        remarks: lines for the user that a counter cannot say (which block a refusal is
+            about, what to give instead), printed under the pass's counters by ``--stats``
+            and listed as the pass's ``remarks`` in ``--json``; not errors.
     """
 
     changed: bool | None = None
     stats: Counter = field(default_factory=Counter)
     preserved: frozenset[str] | str | None = None
+    remarks: list[str] = field(default_factory=list)
 
 
 class Pass:

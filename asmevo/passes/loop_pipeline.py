@@ -51,7 +51,9 @@ with ``s_nop`` (:func:`asmevo.passes.checks.repair_hazards`), anything else undo
 One loop per run (``loop=N`` picks block N; by default the first self-loop, in layout
 order, that can be pipelined; an N past the kernel's last block is bad input, exit 2, the
 message listing the kernel's blocks and self-loops).  A kernel left as it was says why in ``--stats``:
-``no-self-loop``, or ``refused.<reason>`` per self-loop (:data:`REFUSALS`, docs/passes.md).
+``no-self-loop``, or ``refused.<reason>`` per self-loop (:data:`REFUSALS`, docs/passes.md);
+an N that names a block which is not a self-loop stays a refusal (``not-a-self-loop``:
+evolve samples N), with a remark (:attr:`PassResult.remarks`) naming the self-loops.
 The verifier proves the result against the original with the same normalisation
 (docs/verify.md, "Unrolled loops").
 """
@@ -208,7 +210,8 @@ def _per_lane_read(inst: Instruction) -> bool:
 #: then the pass's own (module docstring).
 REFUSALS = {
     "not-a-self-loop": "loop=N names a block of the kernel that does not branch to itself "
-                       "(an index past the last block is an error, exit 2)",
+                       "(a remark names the kernel's self-loops; an index past the last "
+                       "block is an error, exit 2)",
     "frozen-block": "the loop is code no pass edits (unreachable, or the kernarg-preload "
                     "prologue)",
     "not-uniform": "the loop branch tests EXEC (s_cbranch_execz/execnz): a divergent loop",
@@ -342,9 +345,16 @@ class LoopPipeline(Pass):
             stats["no-self-loop"] += 1
             return PassResult(changed=False, stats=stats)
         frozen = frozen_blocks(kernel, module)
+        remarks = []
         for bi in ([self.loop] if self.loop >= 0 else loops):
             if bi not in loops:
-                why = "not-a-self-loop"                 # loop=N names another block
+                # loop=N names another block: a refusal, not an error (evolve samples N),
+                # with the blocks loop=N can usefully name for a user who gave N
+                why = "not-a-self-loop"
+                lab = kernel.blocks[bi].label
+                remarks.append(f"kernel {kernel.name}: loop={bi}: block {bi}"
+                               f"{f' ({lab})' if lab else ''} is not a self-loop; "
+                               f"{self._loops_text(kernel, loops)}")
             elif id(kernel.blocks[bi]) in frozen:
                 why = "frozen-block"
             elif split_loop(kernel, bi) is None:
@@ -356,7 +366,16 @@ class LoopPipeline(Pass):
                     return PassResult(stats=stats)
             stats["refused"] += 1
             stats[f"refused.{why}"] += 1
-        return PassResult(changed=False, stats=stats)
+        return PassResult(changed=False, stats=stats, remarks=remarks)
+
+    @staticmethod
+    def _loops_text(kernel: Kernel, loops: list[int]) -> str:
+        """``its self-loop(s): block(s) 3 (.L1), ...``, or that there is none."""
+        if not loops:
+            return "it has no self-loop (no block branches to itself) to pipeline"
+        which = ", ".join(f"{bi} ({kernel.blocks[bi].label})" for bi in loops)
+        return (f"its self-loop{'s' if len(loops) > 1 else ''}: block"
+                f"{'s' if len(loops) > 1 else ''} {which}")
 
     def _no_such_block(self, kernel: Kernel, loops: list[int]) -> str:
         """The message for a ``loop=N`` past the kernel's last block: N is a block index,
@@ -368,10 +387,8 @@ class LoopPipeline(Pass):
                 f"{self.loop} (loop=N is a block index; the kernel has {n} block"
                 f"{'s' if n != 1 else ''}, {blocks})")
         if not loops:
-            return f"{head}; it has no self-loop (no block branches to itself) to pipeline"
-        which = ", ".join(f"{bi} ({kernel.blocks[bi].label})" for bi in loops)
-        return (f"{head}; its self-loop{'s' if len(loops) > 1 else ''}: block"
-                f"{'s' if len(loops) > 1 else ''} {which}; expected loop=-1 (the first that "
+            return f"{head}; {self._loops_text(kernel, loops)}"
+        return (f"{head}; {self._loops_text(kernel, loops)}; expected loop=-1 (the first that "
                 f"can be pipelined) or {'one of those' if len(loops) > 1 else 'that index'}")
 
     # -----------------------------------------------------------------------------------

@@ -225,6 +225,7 @@ class Instrumentation:
         self.crash_out = crash_out
         self.debug_pass_manager = debug_pass_manager
         self.verify_log: list[dict] = []  # --verify-each results per (pass, kernel)
+        self.remarks: dict[str, list[str]] = defaultdict(list)  # pass -> PassResult.remarks
 
     def _w(self, s: str) -> None:
         (self.out or sys.stderr).write(s)
@@ -301,6 +302,11 @@ class Instrumentation:
         self.times[name] += seconds
         self.runs[name] += 1
 
+    def remark(self, name: str, text: str) -> None:
+        """Keep a remark of pass ``name`` (once: a ``repeat<N>`` says it once)."""
+        if text not in self.remarks[name]:
+            self.remarks[name].append(text)
+
     def stats_report(self) -> str:
         """The ``--stats`` table, one line per pass (in first-run order), plus totals."""
         cols = STAT_COLUMNS
@@ -317,6 +323,8 @@ class Instrumentation:
                      and not k.startswith("instructions-") and v}
             for k in sorted(extra):
                 lines.append(f"    {name}.{k} = {extra[k]}")
+            for r in self.remarks.get(name, ()):
+                lines.append(f"    {name}: {r}")
         lines.append(f"{'total':<18}" + "".join(f"{tot[c]:>{w}}" for c, w in zip(cols, widths)))
         return "\n".join(lines) + "\n"
 
@@ -330,7 +338,8 @@ class Instrumentation:
                            "seconds": round(self.times[name], 6),
                            "stats": {**{c: st[c] for c in cols},
                                      **{k: v for k, v in sorted(st.items()) if k not in cols
-                                        and not k.startswith("instructions-") and v}}})
+                                        and not k.startswith("instructions-") and v}},
+                           "remarks": list(self.remarks.get(name, ()))})
         return {"passes": passes, "total_seconds": round(sum(self.times.values()), 6),
                 "runs": list(self.runs_log), "verify_each": list(self.verify_log)}
 
@@ -474,13 +483,16 @@ class PassManager:
                               else type(p).preserves)
         stats.update(res.stats)
         self.inst.record(name, stats, dt)
+        for r in res.remarks or ():
+            self.inst.remark(name, r)
         self.inst.log.append((name, unit.name if isinstance(unit, Kernel) else "module",
                               changed))
         unit_name = unit.name if isinstance(unit, Kernel) else "module"
         self.inst.runs_log.append({"pass": name, "unit": unit_name, "changed": changed,
                                    "kernels_changed": [k.name for k in changed_kernels],
                                    "seconds": round(dt, 6),
-                                   "stats": {k: v for k, v in sorted(stats.items()) if v}})
+                                   "stats": {k: v for k, v in sorted(stats.items()) if v},
+                                   "remarks": list(res.remarks or ())})
         if changed:
             self.inst.debug(f"  {name} changed " + ", ".join(f"kernel {k.name}"
                                                            for k in changed_kernels)

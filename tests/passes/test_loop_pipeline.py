@@ -77,9 +77,58 @@ def test_a_kernel_left_alone_says_why(text, stat):
 
 
 def test_loop_option_naming_another_block_says_so():
+    """Newcomer test: loop=0 on a kernel whose self-loop is block 1 counted
+    ``refused.not-a-self-loop`` and said nothing of which blocks are self-loops.  It stays a
+    refusal (evolve samples loop=N), with a remark naming the self-loops."""
     m = parse_asm(TEXT.format(c="v_add_f32_e32 v4, v4, v1"), "t.s")
     r = LoopPipeline(loop=0).run(m.kernels[0], AnalysisManager(m))
     assert r.changed is False and r.stats.get("refused.not-a-self-loop") == 1, r.stats
+    assert r.remarks == ["kernel k: loop=0: block 0 (k) is not a self-loop; its self-loop: "
+                         "block 1 (.LBB0_1)"], r.remarks
+    m = parse_asm(NO_LOOP, "t.s")
+    r = LoopPipeline(loop=0).run(m.kernels[0], AnalysisManager(m))
+    assert r.stats.get("refused.not-a-self-loop") == 1, r.stats
+    assert r.remarks == ["kernel k: loop=0: block 0 (k) is not a self-loop; it has no "
+                         "self-loop (no block branches to itself) to pipeline"], r.remarks
+
+
+@pytest.mark.parametrize("loop", [None, 1])
+def test_no_remark_unless_loop_names_another_block(loop):
+    """The default (-1) and a loop=N that is a self-loop add no remark."""
+    m = parse_asm(TEXT.format(c="global_store_dword v[2:3], v1, off"), "t.s")
+    p = LoopPipeline() if loop is None else LoopPipeline(loop=loop)
+    r = p.run(m.kernels[0], AnalysisManager(m))
+    assert r.stats.get("refused.side-effects") == 1 and r.remarks == [], (r.stats, r.remarks)
+
+
+def test_asmevo_opt_reports_the_self_loops_for_loop_naming_another_block(tmp_path, capsys):
+    """--stats prints the remark under the pass's counters, --json lists it; exit 0."""
+    import json
+    from asmevo.tools.opt import main
+    src = tmp_path / "k.s"
+    src.write_text(TEXT.format(c="v_add_f32_e32 v4, v4, v1"))
+    pipe = "--passes=kernel(loop-pipeline<loop=0>)"
+    assert main([pipe, "--stats", str(src), "-o", str(tmp_path / "o.s")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    i = err.index("    loop-pipeline.refused.not-a-self-loop = 1")
+    assert err[i + 1] == ("    loop-pipeline: kernel k: loop=0: block 0 (k) is not a self-loop; "
+                          "its self-loop: block 1 (.LBB0_1)"), err
+    assert main([pipe, "--json", str(src), "-o", str(tmp_path / "o.s")]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    want = ["kernel k: loop=0: block 0 (k) is not a self-loop; its self-loop: block 1 (.LBB0_1)"]
+    assert rec["passes"][0]["remarks"] == want and rec["runs"][0]["remarks"] == want, rec
+    assert rec["passes"][0]["stats"]["refused.not-a-self-loop"] == 1, rec
+
+
+def test_asmevo_opt_reports_matvec_self_loop(corpus_dir, tmp_path, capsys):
+    """The newcomer's case: matvec's block 0 is not a self-loop, block 3 is."""
+    from asmevo.cli import main
+    rc = main(["opt", "-passes=kernel(loop-pipeline<loop=0>)", "--stats",
+               str(corpus_dir / "matvec.co"), "-o", str(tmp_path / "x.co")])
+    err = capsys.readouterr().err
+    assert rc == 0 and "loop-pipeline.refused.not-a-self-loop = 1" in err, err
+    assert ("loop-pipeline: kernel matvec: loop=0: block 0 (matvec) is not a self-loop; its "
+            "self-loop: block 3 (.Lasmevo_1754)") in err, err
 
 
 @pytest.mark.parametrize("source,says", [
@@ -103,9 +152,10 @@ def test_loop_option_past_the_last_block_is_bad_input(tmp_path, capsys, source, 
     out = tmp_path / "o.co"
     rc = main(["--passes=kernel(loop-pipeline<loop=99>)", "--stats", str(src), "-o", str(out)])
     err = capsys.readouterr().err
-    lines = [x for x in err.splitlines() if x.startswith("asmevo-opt")]
+    lines = err.splitlines()
     assert rc == 2 and not out.exists() and "Traceback" not in err, err
-    assert len(lines) == 1 and "not-a-self-loop" not in err, err
+    # only the error: --stats printed an all-zero statistics table before it (newcomer test)
+    assert len(lines) == 1 and "not-a-self-loop" not in err and "statistics" not in err, err
     assert lines[0].startswith(f"asmevo-opt: {src}: error: loop-pipeline<loop=99>: kernel "
                                f"{kernel} has no loop 99 (loop=N is a block index;"), lines[0]
     assert says in lines[0], lines[0]
