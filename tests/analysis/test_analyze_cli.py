@@ -63,7 +63,8 @@ def test_bad_input_exit_2(tmp_path, capsys):
     src = tmp_path / "bad.s"
     src.write_text(BAD)
     assert main(["analyze", str(src), "--kernel", "nope"]) == 2
-    assert "no kernel nope; kernels: k" in capsys.readouterr().err
+    assert (f"{src}: error: --kernel 'nope': no kernel 'nope' in this file; its kernels: k"
+            in capsys.readouterr().err)
     junk = tmp_path / "junk.co"
     junk.write_bytes(b"\x7fELF\x02\x01")
     assert main(["analyze", str(junk)]) == 2
