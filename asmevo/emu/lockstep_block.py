@@ -157,6 +157,12 @@ def _build(body, params, name):
     return ns["make"](*params.values()), src
 
 
+def _scalar_body(lines: list, last: bool) -> list:
+    """A written-out scalar instruction's lines (:func:`_scalar`) inside a block: only the
+    block's last instruction branches, so the others drop their ``npc =`` line."""
+    return lines if last else [x for x in lines if not x.startswith("npc =")]
+
+
 def _calls(insts, start, end, params, dead):
     """The block as its closures' calls (any EXEC)."""
     L = end - start
@@ -166,10 +172,9 @@ def _calls(insts, start, end, params, dead):
         call = f"{name}({arg})"
         sc = _scalar(params[name], consts, j, pc, name, [], dead) if arg == "w0" else None
         if sc is not None:
-            if pc + 1 < end:    # (only a block's last instruction branches)
-                lines += [x for x in sc if not x.startswith("npc =")]
+            lines += _scalar_body(sc, pc + 1 == end)
+            if pc + 1 < end:
                 continue
-            lines += sc
         elif mem:
             lines += ["try:", f"    npc = {call}", "except MemoryFault:",
                       f"    return {pc}, k + {j}, True"]
@@ -290,10 +295,9 @@ def _full_body(prog, insts, start, end, params, regs, consts, dead):
         after = regs.before_closure(out, prog.insts[pc], vector) if sc is None else ()
         call = f"{name}({arg})"
         if sc is not None:
-            if pc + 1 < end:    # (only a block's last instruction branches)
-                out += [x for x in sc if not x.startswith("npc =")]
+            out += _scalar_body(sc, pc + 1 == end)
+            if pc + 1 < end:
                 continue
-            out += sc
         elif mem:
             ex = []
             regs.copy().flush(ex)

@@ -86,17 +86,24 @@ def _wide_load_kernel(width: str, nregs: int, base: int) -> str:
     """
 
 
+def _check_wide_load(width, size, offset, nrec):
+    """Run a ``buffer_load_dword{width}`` at ``offset + 4*lane`` over 8 lanes with
+    ``num_records = nrec``; every lane's dwords must be the per-dword range-checked bytes.
+    Returns ``(inputs, outputs)``."""
+    nregs = size // 4
+    inp = _in()
+    out = run_text_kernel(_wide_load_kernel(width, nregs, offset), inp, block=8, n=nrec)
+    for lane in range(8):
+        want = _load_bytes(inp, offset + 4 * lane, size, nrec)
+        got = [int(out[64 * k + lane]) for k in range(nregs)]
+        assert got == want, (lane, got, want)
+    return inp, out
+
+
 @pytest.mark.parametrize("width,size", [("x2", 8), ("x4", 16)])
 def test_buffer_load_wide_straddling_num_records(width, size):
     nregs = size // 4
-    body = _wide_load_kernel(width, nregs, 32)
-    nrec = 48
-    inp = _in()
-    out = run_text_kernel(body, inp, block=8, n=nrec)
-    for lane in range(8):
-        want = _load_bytes(inp, 32 + 4 * lane, size, nrec)
-        got = [int(out[64 * k + lane]) for k in range(nregs)]
-        assert got == want, (lane, got, want)
+    inp, out = _check_wide_load(width, size, 32, 48)
     # lane 3 (offset 44): its first dword is the buffer's last one, the rest are past the end
     assert [int(out[64 * k + 3]) for k in range(nregs)] == [int(inp[11])] + [0] * (nregs - 1)
 
@@ -105,14 +112,7 @@ def test_buffer_load_wide_straddling_num_records(width, size):
 @pytest.mark.parametrize("nrec", [44, 46, 48])
 def test_buffer_load_wide_straddling_per_dword_unaligned_end(width, size, nrec):
     # num_records not a multiple of 4: a dword partly past the end is out of range whole
-    nregs = size // 4
-    body = _wide_load_kernel(width, nregs, 24)
-    inp = _in()
-    out = run_text_kernel(body, inp, block=8, n=nrec)
-    for lane in range(8):
-        want = _load_bytes(inp, 24 + 4 * lane, size, nrec)
-        got = [int(out[64 * k + lane]) for k in range(nregs)]
-        assert got == want, (lane, got, want)
+    _check_wide_load(width, size, 24, nrec)
 
 
 @pytest.mark.parametrize("width,size", [("x2", 8), ("x4", 16)])
