@@ -133,6 +133,18 @@ def check_incbin(text: str, path: str) -> None:
                 raise
 
 
+def check_input_path(path: str) -> None:
+    """What :func:`load` refuses before reading: a path that names no file, or a directory.
+
+    Raises:
+        AsmevoError: either, naming the path (bad input, exit 2).
+    """
+    if not os.path.exists(path):
+        raise AsmevoError("no such file", file=path)
+    if os.path.isdir(path):
+        raise AsmevoError("is a directory, expected a code object or an assembly file", file=path)
+
+
 def load(path: str | os.PathLike) -> Module:
     """Load a code object or an assembly file as a Module.
 
@@ -146,10 +158,7 @@ def load(path: str | os.PathLike) -> Module:
             undefined branch label (:func:`check_text_module`), all at file:line:col.
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise AsmevoError("no such file", file=path)
-    if os.path.isdir(path):
-        raise AsmevoError("is a directory, expected a code object or an assembly file", file=path)
+    check_input_path(path)
     if is_code_object(path) or path.endswith((".co", ".hsaco")):
         from .disasm import disassemble
         return disassemble(path)

@@ -55,15 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from ..verify.driver import verify
     if args.trials < 1:
         raise AsmevoError("--trials must be at least 1")
-    import os
-    for what, path in (("original", args.original), ("candidate", args.candidate)):
+    from ..frontend.loader import check_input_path
+    for path in (args.original, args.candidate):
         # a path that names no file is a typo, not a candidate the verifier rejects
         # (build-failed, exit 1, is for a file that does not load as a code object)
-        if path != "-" and not os.path.isfile(path):
-            raise AsmevoError(f"no such file (the {what}; expected a code object or assembly "
-                              "file)" if not os.path.exists(path) else
-                              f"is a directory (the {what}; expected a code object or "
-                              "assembly file)", file=path)
+        if path != "-":
+            check_input_path(path)
     level = args.level or ("all" if args.harness else "z3")
     harness = checked_entry(args.harness, args.entry, args.original,
                             fits=level in ("diff", "all"))
