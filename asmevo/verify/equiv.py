@@ -33,7 +33,7 @@ import z3
 from ..ir.instruction import Instruction
 from ..ir.module import Kernel, Module
 from ..ir.operands import reg_units
-from .observable import ALL, meet_lanes, observable_liveness
+from ..analysis.observable import ALL, meet_lanes, observable_liveness
 from .verdict import Evidence, Status, Verdict
 
 EQUIVALENT, NOT_EQUIVALENT, UNKNOWN = "equivalent", "not equivalent", "unknown"
@@ -399,7 +399,7 @@ def check_windows(a_insts: list[Instruction], b_insts: list[Instruction], *,
         lanes: optional ``{VGPR/AGPR unit: lane numbers}``: such a unit is compared only
             in those lanes (the generic lane restricted to them; used to confirm a
             counterexample in the lanes a later ``v_readlane`` reads,
-            :mod:`asmevo.verify.observable`).  Restricting lanes only weakens the
+            :mod:`asmevo.analysis.observable`).  Restricting lanes only weakens the
             comparison, so callers must never take ``equivalent`` under ``lanes`` as a
             proof of the windows.
 
@@ -829,7 +829,7 @@ def check_kernels(orig: Module, cand: Module, *, kernels: list[str] | None = Non
     the block, or is live after the window in both kernels with the code after the
     window unchanged (no other changed block reachable), or is a write to memory the
     code after it can observe; a register must moreover be observably live after the
-    window in both kernels (:mod:`asmevo.verify.observable`: some path can still turn it
+    window in both kernels (:mod:`asmevo.analysis.observable`: some path can still turn it
     into a memory write, load address, branch or other side effect; for a VGPR read later
     only by constant-lane ``v_readlane``, only those lanes are compared).  Anything else (a WWM spill written in one block and its
     reload removed in another, a reload dropped because an earlier changed block left the
@@ -1261,7 +1261,7 @@ def _confirmable(compared: set, after_o: set | None, after_c: set | None,
     a store moved to another block -- and a difference only there leaves the window
     undecided.
 
-    ``observed`` is the observable liveness (:mod:`asmevo.verify.observable`) right after
+    ``observed`` is the observable liveness (:mod:`asmevo.analysis.observable`) right after
     the window in the original and in the candidate, when both kernels have one.  Then a
     register unit qualifies only if it is also observably live in *both* kernels -- some
     path can still turn its value into a memory write, a load address, a branch decision
@@ -1313,7 +1313,7 @@ def _confirmable(compared: set, after_o: set | None, after_c: set | None,
     if dead:
         why = (f"{', '.join(unit_name(u) for u in dead)} (or the differing lanes) "
                "cannot reach memory, a branch or any other side effect after the window in "
-               "one of the kernels (observable liveness, asmevo/verify/observable.py)"
+               "one of the kernels (observable liveness, asmevo/analysis/observable.py)"
                + (f"; otherwise {why}" if units or spaces else ""))
     return units, spaces, why, lanes
 

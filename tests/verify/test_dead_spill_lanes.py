@@ -7,7 +7,7 @@ whole into a0 (the WWM spill), so the old confirmation rule ("read by the rest o
 block") reported a counterexample.  But no value of those lanes can reach memory, a
 branch or any other side effect in the candidate (a0 is copied back into v0 at the
 end, and v0 is never read again before ``s_endpgm``): the observable liveness
-(:mod:`asmevo.verify.observable`) withholds the confirmation, and the relational
+(:mod:`asmevo.analysis.observable`) withholds the confirmation, and the relational
 proof then accepts the kernel.
 
 The adversarial cases must stay rejected: the same edit where a later ``v_readlane``
@@ -28,7 +28,7 @@ from asmevo.analysis.cfg import CFG
 from asmevo.frontend.asm_parser import parse_asm
 from asmevo.verify import verify
 from asmevo.verify.equiv import check_kernels
-from asmevo.verify.observable import ALL, observable_liveness
+from asmevo.analysis.observable import ALL, observable_liveness
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "vadd_f32_O0.co"

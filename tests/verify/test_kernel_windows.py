@@ -81,7 +81,7 @@ def test_single_edit_live_in_both_but_unobservable_is_not_a_counterexample(o0):
     # the spill itself writes a different register; the reload is unchanged, so a0 is
     # live after the window in both kernels and the code after it is identical -- but a0
     # only flows back into v0, whose lanes 0 and 1 restore EXEC right before s_endpgm:
-    # nothing observes it (asmevo.verify.observable), so this is not a counterexample
+    # nothing observes it (asmevo.analysis.observable), so this is not a counterexample
     cand = o0.replace("v_accvgpr_write_b32 a0, v0 ", "v_accvgpr_write_b32 a0, v1 ", 1)
     assert cand != o0
     v = check_kernels(parse(o0, "o.s"), parse(cand))

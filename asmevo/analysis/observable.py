@@ -53,9 +53,9 @@ differences as observable; :mod:`asmevo.verify.equiv` uses this analysis only to
 from __future__ import annotations
 
 from ..ir.operands import Imm, Reg
-from ..analysis._isa import effects, is_vector_unit
-from ..analysis.liveness import lane_effects
-from ..analysis.waitcnt import is_undecodable
+from ._isa import effects, is_vector_unit
+from .liveness import lane_effects
+from .waitcnt import is_undecodable
 
 #: every lane of a VGPR/AGPR (or a uniform unit) is live
 ALL = "all"
