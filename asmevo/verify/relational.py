@@ -532,7 +532,7 @@ class _State:
                        "scratch": entry.o_scratch if side == "o" else entry.c_scratch}
         self.segments: list[list] = [[]]   # global/LDS writes between barriers
         self.masks: dict = {}   # (lo id, hi id) of a VALU-written lane mask -> its generic bit
-        self._gb: dict = {}
+        self._gb: dict = {}     # term id -> (the 64-bit term, its generic lane bit)
 
     def note_masks(self):
         """Record the lane masks the backend built in the last step (its ``lmview``)."""
@@ -548,9 +548,9 @@ class _State:
         64-bit splits/joins are followed through.  Anything else: the plain bit extraction.
         Equal to ``Extract(lane, t64)`` by construction, and far smaller for the solver."""
         k = t64.get_id()
-        r = self._gb.get(k)
-        if r is not None:
-            return r
+        hit = self._gb.get(k)
+        if hit is not None and hit[0].eq(t64):   # the term is kept, so its id is not reused
+            return hit[1]
         r = None
         if z3.is_app_of(t64, z3.Z3_OP_CONCAT) and t64.num_args() == 2:
             hi, lo = t64.arg(0), t64.arg(1)
@@ -577,7 +577,7 @@ class _State:
                 r = z3.Not(self.lane_bit(t64.arg(0)))
         if r is None:
             r = z3.Extract(0, 0, z3.LShR(t64, z3.ZeroExt(58, _lane()))) == 1
-        self._gb[k] = r
+        self._gb[k] = (t64, r)
         return r
 
     def loc(self, loc):
