@@ -85,7 +85,25 @@ class KernelConfig:
 
     @property
     def explicit_args(self) -> list[dict]:
-        return [a for a in self.args if not str(a.get(".value_kind", "")).startswith("hidden_")]
+        return list(self._layout()[0])
+
+    def _layout(self) -> tuple:
+        """(explicit arguments, kernarg bytes the arguments and ``.kernarg_segment_size``
+        span, [(offset, size, value kind)] of the hidden ones): read from the metadata once
+        per config (a launch asks for them in :func:`check_launch` and :func:`build_kernarg`)."""
+        lay = self.__dict__.get("_lay")
+        if lay is None:
+            args = self.args
+            exp = tuple(a for a in args
+                        if not str(a.get(".value_kind", "")).startswith("hidden_"))
+            size = int(self.meta.get(".kernarg_segment_size") or 0)
+            end = max([int(a.get(".offset", 0)) + int(a.get(".size", 0)) for a in args] +
+                      [size, 0])
+            hidden = tuple((int(a.get(".offset", 0)), int(a.get(".size", 0)), vk)
+                           for a in args
+                           for vk in (str(a.get(".value_kind", "")),) if vk.startswith("hidden_"))
+            lay = self.__dict__["_lay"] = (exp, end, hidden)
+        return lay
 
 
 def _meta_dict(m) -> dict | None:
@@ -298,7 +316,7 @@ def check_launch(cfg: KernelConfig, launch: Launch) -> None:
     if reqd and tuple(reqd) != block:
         raise AsmevoError(f"kernel {cfg.name} requires workgroup size {tuple(reqd)}, the launch "
                           f"gives {block}; expected \"block\": {list(reqd)}")
-    exp = cfg.explicit_args
+    exp = cfg._layout()[0]
     if len(exp) != len(launch.args):
         given = ", ".join(str(a.name) for a in launch.args)
         raise AsmevoError(f"kernel {cfg.name} has {len(exp)} explicit arguments "
@@ -308,22 +326,46 @@ def check_launch(cfg: KernelConfig, launch: Launch) -> None:
     for i, (m, a) in enumerate(zip(exp, launch.args)):
         sz = int(m.get(".size", 0))
         vk = m.get(".value_kind", "")
-        what = f"kernel {cfg.name}: argument #{i} ({a.name} in the harness, " \
-               f"{describe_arg(m)} in the metadata)"
         if a.kind == "buffer":
             if vk not in ("global_buffer", "dynamic_shared_pointer") and sz != 8:
-                raise AsmevoError(f"{what} is a buffer in the harness but '{vk}' of {sz} bytes "
-                                  "in the metadata")
+                raise AsmevoError(f"{_what(cfg, i, a, m)} is a buffer in the harness but '{vk}' "
+                                  f"of {sz} bytes in the metadata")
             elem = _pointee_bytes(m.get(".type_name"))
-            if elem is not None and a.dtype and np.dtype(a.dtype).itemsize != elem:
-                raise AsmevoError(f"{what} is {a.dtype} ({np.dtype(a.dtype).itemsize}-byte "
+            if elem is not None and a.dtype and _itemsize(a.dtype) != elem:
+                raise AsmevoError(f"{_what(cfg, i, a, m)} is {a.dtype} ({_itemsize(a.dtype)}-byte "
                                   f"elements) in the harness but '{m.get('.type_name')}' "
                                   f"({elem}-byte elements) in the metadata")
         else:
-            n = np.dtype(a.dtype).itemsize
+            n = _itemsize(a.dtype)
             if n != sz:
-                raise AsmevoError(f"{what} is a scalar of dtype {a.dtype} ({n} bytes) in the harness but "
-                                  f"{sz} bytes in the metadata")
+                raise AsmevoError(f"{_what(cfg, i, a, m)} is a scalar of dtype {a.dtype} ({n} "
+                                  f"bytes) in the harness but {sz} bytes in the metadata")
+
+
+def _what(cfg: KernelConfig, i: int, a: Arg, m: dict) -> str:
+    """How a :func:`check_launch` message names argument ``i`` (built only for a message)."""
+    return f"kernel {cfg.name}: argument #{i} ({a.name} in the harness, " \
+           f"{describe_arg(m)} in the metadata)"
+
+
+_DTYPES: dict = {}     # dtype spelling -> numpy dtype (launches repeat a few spellings)
+
+
+def _dtype(spelling) -> np.dtype:
+    """``np.dtype(spelling)``, cached for hashable spellings (a bad one raises as numpy does)."""
+    try:
+        return _DTYPES[spelling]
+    except KeyError:
+        dt = _DTYPES[spelling] = np.dtype(spelling)
+        if len(_DTYPES) > 256:
+            _DTYPES.clear()
+        return dt
+    except TypeError:   # (not hashable)
+        return np.dtype(spelling)
+
+
+def _itemsize(spelling) -> int:
+    return _dtype(spelling).itemsize
 
 
 def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
@@ -332,9 +374,7 @@ def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
     The launch is assumed checked against the metadata (:func:`check_launch`, which
     :func:`prepare_launch` calls first).
     """
-    exp = cfg.explicit_args
-    size = int(cfg.meta.get(".kernarg_segment_size") or 0)
-    end = max([int(a.get(".offset", 0)) + int(a.get(".size", 0)) for a in cfg.args] + [size, 0])
+    exp, end, hidden_args = cfg._layout()
     # rounded up to 256 bytes plus 256 of slack: wide s_load_dwordx8/x16 of the last
     # arguments may read past the segment's end, as on hardware (zeros here)
     buf = bytearray((end + 255) // 256 * 256 + 256)
@@ -343,18 +383,12 @@ def build_kernarg(cfg: KernelConfig, launch: Launch, addresses: dict) -> bytes:
         if a.kind == "buffer":
             struct.pack_into("<Q", buf, off, addresses[a.name])
         else:
-            buf[off:off + sz] = np.array([a.value]).astype(np.dtype(a.dtype)).tobytes()
-    hidden = None
-    for m in cfg.args:
-        vk = str(m.get(".value_kind", ""))
-        if not vk.startswith("hidden_"):
-            continue
-        if hidden is None:
-            hidden = _hidden_table(launch)
+            buf[off:off + sz] = np.array([a.value]).astype(_dtype(a.dtype)).tobytes()
+    hidden = _hidden_table(launch) if hidden_args else None
+    for off, sz, vk in hidden_args:
         v = hidden.get(vk)
         if v is None:
             continue  # pointers and ids the emulator does not provide stay 0 (null)
-        off, sz = int(m.get(".offset", 0)), int(m.get(".size", 0))
         buf[off:off + sz] = int(v).to_bytes(sz, "little")
     return bytes(buf)
 
@@ -475,8 +509,8 @@ def run_kernel(module, kernel_name: str, launch: Launch, trace=None) -> RunResul
         if a.kind == "buffer":
             r = mem.region(a.name)
             n = np.ascontiguousarray(a.data).nbytes
-            outputs[a.name] = r.data[:n].view(np.dtype(a.dtype)).copy() if n else \
-                np.zeros(0, np.dtype(a.dtype))
+            outputs[a.name] = r.data[:n].view(_dtype(a.dtype)).copy() if n else \
+                np.zeros(0, _dtype(a.dtype))
     return RunResult(outputs, list(mem.writes_outside), waves_run, total, lanes, dt, kernarg,
                      addresses)
 
