@@ -47,7 +47,7 @@ from .lockstep_forms import (_DS_KINDS, _br_batch, _cmp_batch, _ds_batch,  # noq
                              _snp_batch, classify, sgpr_writes)
 from .lockstep_block import blocks as _blocks, visit as _visit
 from .memory import EmuError, MemoryFault
-from .state import EXEC, lane_mask
+from .state import EXEC, exec_flags, lane_mask
 
 
 BARRIER, ENDPGM = -1, -2
@@ -116,7 +116,7 @@ class _Exec:
     every wave active), ``mask`` (bool (W*64,), lanes of waves not running are off; None
     when ``all``), ``sel`` (indices of the active lanes, computed on demand)."""
 
-    __slots__ = ("all", "any", "mask", "_sel")
+    __slots__ = ("all", "any", "mask", "_sel", "_ent")
 
     def __init__(self, S, act, ia, rep=None, waves=None):
         """From the EXEC words in ``S`` (rows ``ia`` run; None: all); ``rep``: a running wave
@@ -128,10 +128,15 @@ class _Exec:
             self.all, self.any, self.mask = True, True, None
         elif waves is not None:
             if ia is None:
-                m = _CAT([wv.exec_mask for wv in waves])
+                ent = _joined([wv.exec_mask for wv in waves])
             else:
                 run = set(map(id, act))
-                m = _CAT([wv.exec_mask if id(wv) in run else _OFF for wv in waves])
+                ent = _joined([wv.exec_mask if id(wv) in run else _OFF for wv in waves])
+            m = ent[1]
+            self._sel, self._ent = ent[2], ent
+            self.all = False
+            self.any = rep.exec_any if rep is not None else any(wv.exec_any for wv in act)
+            self.mask = m
             if _CHECK_EXEC:
                 w = np.unpackbits(np.ascontiguousarray(S[:, EXEC:EXEC + 2]).view(np.uint8),
                                   axis=1, bitorder="little").view(bool)
@@ -140,9 +145,7 @@ class _Exec:
                     w[:] = False
                     w[ia] = keep
                 assert np.array_equal(w.reshape(-1), m), "cached EXEC out of sync"
-            self.all = False
-            self.any = rep.exec_any if rep is not None else any(wv.exec_any for wv in act)
-            self.mask = m
+            return
         else:
             W = S.shape[0]
             m = np.unpackbits(np.ascontiguousarray(S[:, EXEC:EXEC + 2]).view(np.uint8),
@@ -154,23 +157,45 @@ class _Exec:
             self.all = False
             self.any = rep.exec_any if rep is not None else any(wv.exec_any for wv in act)
             self.mask = m.reshape(W * 64)
-        self._sel = None
+        self._sel = self._ent = None
 
     @property
     def sel(self):
+        """The indices of the active lanes (read-only)."""
         if self._sel is None:
             self._sel = np.flatnonzero(self.mask)
+            self._sel.setflags(write=False)
+            if self._ent is not None:
+                self._ent[2] = self._sel
         return self._sel
+
+
+#: the waves' cached EXEC masks (each wave's from :func:`lane_mask`, often the same few) ->
+#: (their concatenation, its active lanes or None): both read-only, each kept with the
+#: masks it was made of (their ids are the key, so they stay alive while cached)
+_JOINED: dict = {}
+
+
+def _joined(masks):
+    """The entry ``[masks, their (W*64,) concatenation in row order, its active lanes or
+    None until :attr:`_Exec.sel` computes them]`` of the waves' ``masks``."""
+    key = tuple(map(id, masks))
+    hit = _JOINED.get(key)
+    if hit is not None:
+        return hit
+    m = _CAT(masks)
+    m.setflags(write=False)
+    if len(_JOINED) >= 1024:
+        _JOINED.clear()
+    hit = _JOINED[key] = [masks, m, None]
+    return hit
 
 
 def _sync_exec(act, S, ia):
     """Each wave's cached EXEC (:meth:`Wave.sync_exec`) after its EXEC words changed."""
     rows = S[:, EXEC:EXEC + 2] if ia is None else S[ia, EXEC:EXEC + 2]
     for wv, e in zip(act, np.ascontiguousarray(rows).view(np.uint64)[:, 0].tolist()):
-        wv.exec_mask = lane_mask(e)
-        wv.exec_all = e == 0xFFFFFFFFFFFFFFFF
-        wv.exec_any = e != 0
-        wv.exec_n = e.bit_count()
+        wv.exec_mask, wv.exec_all, wv.exec_any, wv.exec_n = exec_flags(e)
 
 
 def run_lockstep(prog, waves, limit: int, fallback, shared=None) -> None:

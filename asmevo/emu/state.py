@@ -54,6 +54,18 @@ def lane_mask(value: int) -> np.ndarray:
 
 
 _ALL = lane_mask(0xFFFFFFFFFFFFFFFF)
+_STATES: dict = {}  # EXEC value -> exec_flags(value)
+
+
+def exec_flags(value: int) -> tuple:
+    """What a wave caches of EXEC ``value``: ``(exec_mask, exec_all, exec_any, exec_n)``
+    (:meth:`Wave.sync_exec`); cached as :func:`lane_mask` is."""
+    f = _STATES.get(value)
+    if f is None:
+        f = (lane_mask(value), value == 0xFFFFFFFFFFFFFFFF, value != 0, value.bit_count())
+        if len(_STATES) < 4096:
+            _STATES[value] = f
+    return f
 
 
 class Workgroup:
@@ -100,11 +112,8 @@ class Wave:
 
     def sync_exec(self) -> None:
         """Recompute the cached EXEC mask after a write of s[126:127]."""
-        e = self.s.item(EXEC) | (self.s.item(EXEC + 1) << 32)
-        self.exec_mask = lane_mask(e)
-        self.exec_all = e == 0xFFFFFFFFFFFFFFFF
-        self.exec_any = e != 0
-        self.exec_n = e.bit_count()
+        self.exec_mask, self.exec_all, self.exec_any, self.exec_n = \
+            exec_flags(self.s.item(EXEC) | (self.s.item(EXEC + 1) << 32))
 
     def set_exec(self, mask: np.ndarray) -> None:
         """Set EXEC from a bool (64,) mask."""
