@@ -31,6 +31,8 @@ Bad input, a bad pipeline, a failing plugin, a pass that fails
 exit status 2 (1 for a ``--verify`` rejection), and no output file.  A ``--verify``
 verdict of ``unknown-*`` (e.g. ``unknown-unproved``) writes the output, prints the
 verdict on stderr as unproved and exits 3.
+``--harness``/``--entry`` serve ``--verify`` only: without it they are an error (exit 2),
+neither ignored nor turning a verification on.
 """
 
 from __future__ import annotations
@@ -88,9 +90,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verify", choices=("static", "diff", "all"), default=None,
                    help="verify the result against the input before writing it "
                         "(diff/all need --harness)")
-    p.add_argument("--harness", metavar="H.json", help="launch harness for --verify=diff|all")
+    p.add_argument("--harness", metavar="H.json",
+                   help="launch harness for --verify=diff|all; only with --verify (alone it "
+                        "is an error, exit 2: it never turns verification on by itself)")
     p.add_argument("--entry", metavar="NAME",
-                   help="harness entry when --harness is a manifest list (as asmevo verify)")
+                   help="harness entry when --harness is a manifest list (as asmevo verify); "
+                        "only with --verify")
     p.add_argument("--print-changed", action="store_true",
                    help="print a kernel's IR at the start and after each pass that changed it")
     p.add_argument("--print-on-crash", action="store_true",
@@ -319,6 +324,13 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         check_output_path(args.output)  # before any work: a directory, a missing parent
     if args.verify in ("diff", "all") and not args.harness:
         raise AsmevoError(f"--verify={args.verify} needs --harness H.json")
+    for flag, given in (("--harness", args.harness), ("--entry", args.entry)):
+        # an option that only --verify reads is never ignored silently, nor does it turn a
+        # verification on by itself (its exit statuses and cost are asked for explicitly)
+        if given is not None and not args.verify:
+            raise AsmevoError(f"{flag} needs --verify (static, diff or all); without it nothing "
+                              f"reads {flag}: add --verify=all to test the result on the "
+                              "harness, or drop the option")
     module = _load(args.input)
     if args.verify and (args.harness or args.entry):
         # a wrong --entry is bad input, said before any pass runs (as asmevo verify says it)

@@ -289,3 +289,22 @@ def test_print_after_unknown_pass(src, capsys):
     assert main(["--passes=dce", "--print-after=dcx", str(src)]) == 2
     assert capsys.readouterr().err.startswith(
         "asmevo-opt: error: --print-after=dcx: unknown pass; valid passes: copy-prop, dce, ")
+
+
+@pytest.mark.parametrize("flag", ["--harness", "--entry"])
+def test_harness_without_verify_is_an_error(src, tmp_path, capsys, flag):
+    """--harness/--entry only serve --verify: alone they were silently ignored (the result was
+    written unverified, exit 0); now one message, exit 2, no output, before any pass runs."""
+    out = tmp_path / "o.s"
+    value = str(ROOT / "examples" / "vadd_f32.json") if flag == "--harness" else "vadd_f32"
+    assert main(["--passes=dce", flag, value, str(src), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"asmevo-opt: error: {flag} needs --verify (static, diff or all)"), err
+    assert err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_harness_help_says_it_needs_verify(capsys):
+    assert main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "only with --verify" in text
