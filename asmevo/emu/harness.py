@@ -207,7 +207,8 @@ def _kernels_of(original: str, module=None):
 
 
 def checked_entry(harness_path: str | None, entry: str | None, original: str, *,
-                  module=None, kernel: str | None = None, fits: bool = False) -> dict | None:
+                  module=None, kernel: str | None = None, fits: bool = False,
+                  reference: bool = False) -> dict | None:
     """The harness entry ``--harness``/``--entry`` pick (None without ``--harness``), checked
     against the original before any work, the one check every command taking ``--entry``
     makes (run, verify, profile, evolve, asmevo-opt --verify): an ``--entry`` that names no
@@ -223,6 +224,8 @@ def checked_entry(harness_path: str | None, entry: str | None, original: str, *,
         fits: also check the entry's launch against the kernel's metadata
             (:func:`asmevo.emu.launch.check_launch`: shape, required workgroup size,
             arguments), naming the harness file, the entry and the original.
+        reference: the command compares with the entry's ``reference`` (``run --check``,
+            ``evolve``): check it now (:func:`check_reference`), not after the kernel ran.
 
     Raises:
         AsmevoError: as above (exit 2), or a harness that does not load.
@@ -230,6 +233,8 @@ def checked_entry(harness_path: str | None, entry: str | None, original: str, *,
     harness = load_harness(harness_path, entry) if harness_path else None
     name = kernel or (harness.get("kernel") if harness is not None else entry)
     if not name:
+        if reference and harness is not None:
+            check_reference(harness)
         return harness
     have, config = _kernels_of(original, module)
     if name not in have:
@@ -253,6 +258,8 @@ def checked_entry(harness_path: str | None, entry: str | None, original: str, *,
                 "this harness"
             raise AsmevoError(f"{e.message} ({which}, against kernel {name} of {original})",
                               file=harness_path) from None
+    if reference and harness is not None:
+        check_reference(harness)
     return harness
 
 
@@ -431,12 +438,13 @@ def make_launch(harness: dict, inputs: dict) -> Launch:
                   dynamic_lds=harness.get("dynamic_lds"))
 
 
-def reference(harness: dict, inputs: dict) -> dict:
-    """Expected outputs from the entry's ``reference`` function.
+def _reference_function(harness: dict):
+    """The entry's ``reference`` function, loaded from its file (each call: the entry stays
+    plain data that pickles for pool workers).
 
     Raises:
-        AsmevoError: no reference, file or function missing, or the reference file or
-            function raised (``reference FILE:FUNC raised TYPE: MESSAGE``).
+        AsmevoError: no reference, a file that is missing, not Python or raises while
+            loading, or no function of that name in it.
     """
     ref = harness.get("reference")
     if not isinstance(ref, str) or ":" not in ref:
@@ -462,16 +470,66 @@ def reference(harness: dict, inputs: dict) -> dict:
     f = getattr(mod, func, None)
     if f is None or not callable(f):
         raise AsmevoError(f"reference function {func} not in {path}", file=harness.get("_file"))
+    return f
+
+
+def reference(harness: dict, inputs: dict) -> dict:
+    """Expected outputs from the entry's ``reference`` function.
+
+    Raises:
+        AsmevoError: no reference, file or function missing, or the reference file or
+            function raised (``reference FILE:FUNC raised TYPE: MESSAGE``).
+    """
+    f = _reference_function(harness)
+    where = f"{os.path.join(harness['_dir'], harness['reference'].rsplit(':', 1)[0])}:" \
+            f"{harness['reference'].rsplit(':', 1)[1]}"
     kw = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
     try:
         out = f(**kw)
     except Exception as e:
-        raise AsmevoError(f"reference {path}:{func} raised {type(e).__name__}: {e}",
+        raise AsmevoError(f"reference {where} raised {type(e).__name__}: {e}",
                           file=harness.get("_file")) from None
     if not isinstance(out, dict):
-        raise AsmevoError(f"reference {path}:{func} returned {type(out).__name__}; expected a dict "
+        raise AsmevoError(f"reference {where} returned {type(out).__name__}; expected a dict "
                           "of output buffer name -> array", file=harness.get("_file"))
     return out
+
+
+def check_reference(harness: dict) -> None:
+    """Check the entry's ``reference`` before any kernel runs (the commands that compare
+    against it: ``run --check``, ``evolve``): it loads, its function exists, it runs on the
+    seed-0 inputs, and it returns a dict naming only buffers of the entry, each with the
+    buffer's ``count`` elements (what :func:`compare` needs).  Nothing to check without a
+    ``reference`` key.
+
+    Raises:
+        AsmevoError: naming the harness file, the entry and the ``reference`` key (exit 2).
+    """
+    ref = harness.get("reference")
+    if ref is None:
+        return
+    which = f"entry {harness.get('name')!r}: " if harness.get("name") else ""
+
+    def bad(msg: str):
+        raise AsmevoError(f"{which}key 'reference' ({ref!r}): {msg}", file=harness.get("_file"))
+    try:
+        want = reference(harness, make_inputs(harness, 0))
+    except AsmevoError as e:
+        bad(e.message)
+    buffers = {a["name"]: a for a in harness["args"] if a["kind"] == "buffer"}
+    for name, value in want.items():
+        a = buffers.get(name)
+        if a is None:
+            listed = ", ".join(buffers) or "none"
+            bad(f"the function returned {name!r}, which names no buffer of the entry; expected "
+                f"output buffer names (its buffers: {listed})")
+        try:
+            shape = np.shape(value)
+        except Exception:  # noqa: BLE001 - anything numpy cannot size
+            shape = None
+        if shape != (a["count"],):
+            bad(f"the function returned {name!r} with shape {shape}; expected {a['count']} "
+                f"elements (the buffer's count), a 1-D array")
 
 
 def compare(harness: dict, got: dict, want: dict) -> list[str]:

@@ -85,10 +85,11 @@ def check_inputs(cfg):
     if k0.code_object is None:
         raise AsmevoError("K0 must be a code object (.co/.hsaco): best.co is patched from it",
                           file=cfg.kernel_file)
-    # --entry / --kernel and the launch against K0's metadata, named as every command names
-    # them (run, verify, profile, asmevo-opt); the K0 run below then checks the rest
+    # --entry / --kernel, the launch against K0's metadata and the reference (it loads, runs
+    # and names the entry's buffers), named as every command names them (run, verify,
+    # profile, asmevo-opt); the K0 run below then checks the rest
     h = checked_entry(cfg.harness, cfg.entry, cfg.kernel_file, module=k0, kernel=cfg.kernel,
-                      fits=True)
+                      fits=True, reference=True)
     names = [k.name for k in k0.kernels if k.is_kernel]
     kernel = cfg.kernel or h.get("kernel")
     if kernel is None:

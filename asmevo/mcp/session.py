@@ -147,12 +147,14 @@ class Session:
     def load_kernel(self, path: str, harness: str | None = None, entry: str | None = None) -> dict:
         """Load a code object (or assembly) and optionally its harness."""
         from ..analysis import AnalysisManager
-        from ..emu.harness import load_harness
+        from ..emu.harness import check_reference, load_harness
         from ..frontend.loader import load
         if not isinstance(path, str) or not path:
             raise AsmevoError("path must be the path of a code object or assembly file")
         m = load(path)
         h = load_harness(harness, entry) if harness else None
+        if h is not None:
+            check_reference(h)  # run_kernel and evolve compare with it: say a bad one now
         kid = f"k{len(self.kernels) + 1}"
         k = _Kernel(kid, os.path.abspath(path), m, h, os.path.abspath(harness) if harness else None,
                     entry)

@@ -53,8 +53,13 @@ def run(args) -> int:
     from ..frontend.loader import load
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise AsmevoError("--out must be a directory", file=args.out)  # before any work
-    # the entry, its kernel and its launch against the kernel's metadata, before any work
-    h = H.checked_entry(args.harness, args.entry, args.input, kernel=args.kernel, fits=True)
+    # the entry, its kernel, its launch against the kernel's metadata and (--check) its
+    # reference, before any work
+    h = H.checked_entry(args.harness, args.entry, args.input, kernel=args.kernel, fits=True,
+                        reference=args.check)
+    if args.check and not h.get("reference"):
+        raise AsmevoError(f"--check: entry {h.get('name')!r} has no 'reference' "
+                          "(\"FILE.py:FUNCTION\") to compare with", file=args.harness)
     from ..device import get_device
     device = get_device(args.device)       # a missing HIP runtime: exit 2 before any work
     module = load(args.input)

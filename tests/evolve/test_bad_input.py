@@ -19,6 +19,7 @@ def test_harness_of_another_kernel(tmp_path):
 def test_harness_that_does_not_match(tmp_path):
     h = tmp_path / "h.json"
     h.write_text((EXAMPLES / "vadd_f32.json").read_text().replace('"count": 1000', '"count": 10'))
+    (tmp_path / "ref.py").write_text((EXAMPLES / "ref.py").read_text())  # (its reference)
     p = evolve_cli(VADD_CO, "--harness", h, "--out", tmp_path / "r", "--quiet")
     assert p.returncode == 2 and len(_err(p)) == 1, p.stderr
     assert "does not match" in p.stderr
