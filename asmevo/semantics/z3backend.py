@@ -40,8 +40,41 @@ from .immediates import (UnsupportedImmediate, imm_bits, imm_bits16, packed_inli
 from .registry import Unsupported, lookup, width
 from .values import Backend
 
-_FSORT = {16: z3.FloatHalf(), 32: z3.Float32(), 64: z3.Float64()}
-_RNE = z3.RNE()
+#: z3 constants made once (float sorts by width, the RNE rounding mode); emptied at exit
+_CONSTANTS: dict = {}
+
+
+def _fsort(bits: int):
+    """z3's float sort of ``bits`` (16, 32, 64) bits."""
+    s = _CONSTANTS.get(bits)
+    if s is None:
+        s = _CONSTANTS[bits] = {16: z3.FloatHalf, 32: z3.Float32, 64: z3.Float64}[bits]()
+    return s
+
+
+def _rne():
+    """z3's round-to-nearest-even rounding mode."""
+    r = _CONSTANTS.get("rne")
+    if r is None:
+        r = _CONSTANTS["rne"] = z3.RNE()
+    return r
+
+
+def release_z3_objects() -> None:
+    """Free the z3 objects Python still holds, while z3 is whole: this module's constants
+    and any garbage cycle holding a z3 expression, solver or model.  Registered with
+    ``atexit`` (handlers run before the interpreter tears modules down): a z3 object freed
+    during that teardown runs ``AstRef.__del__`` with z3's module globals already cleared
+    (``None``), which printed "Exception ignored in: <function AstRef.__del__ ...>" with a
+    traceback after ``asmevo evolve``.  Later uses make the constants again."""
+    import gc
+    _CONSTANTS.clear()
+    gc.collect()
+
+
+import atexit  # noqa: E402
+
+atexit.register(release_z3_objects)
 
 
 def _w(x) -> int:
@@ -77,7 +110,7 @@ class Z3Backend(Backend):
         return f(*args)
 
     def _fp(self, a):
-        return z3.fpBVToFP(a, _FSORT[_w(a)])
+        return z3.fpBVToFP(a, _fsort(_w(a)))
 
     @staticmethod
     def _bv(f):
@@ -243,7 +276,7 @@ class Z3Backend(Backend):
     def _f2(self, name, op, a, b):
         if self.float_mode == "uf":
             return self.uf(f"{name}_f{_w(a)}", a, b)
-        return self._bv(op(_RNE, self._fp(a), self._fp(b)))
+        return self._bv(op(_rne(), self._fp(a), self._fp(b)))
 
     def fadd(self, a, b):
         return self._f2("fadd", z3.fpAdd, a, b)
@@ -260,7 +293,7 @@ class Z3Backend(Backend):
     def ffma(self, a, b, c):
         if self.float_mode == "uf":
             return self.uf(f"ffma_f{_w(a)}", a, b, c)
-        return self._bv(z3.fpFMA(_RNE, self._fp(a), self._fp(b), self._fp(c)))
+        return self._bv(z3.fpFMA(_rne(), self._fp(a), self._fp(b), self._fp(c)))
 
     def _minmax(self, a, b, is_max):
         if self.float_mode == "uf":
@@ -308,7 +341,7 @@ class Z3Backend(Backend):
     def fsqrt(self, a):
         if self.float_mode == "uf":
             return self._u("fsqrt", a)
-        return self._bv(z3.fpSqrt(_RNE, self._fp(a)))
+        return self._bv(z3.fpSqrt(_rne(), self._fp(a)))
 
     def frcp(self, a):
         return self._u("frcp", a)
@@ -360,13 +393,13 @@ class Z3Backend(Backend):
     def fcvt(self, a, bits):
         if self.float_mode == "uf":
             return self.uf(f"fcvt_f{_w(a)}_f{bits}", a, ret_bits=bits)
-        return self._bv(z3.fpFPToFP(_RNE, self._fp(a), _FSORT[bits]))
+        return self._bv(z3.fpFPToFP(_rne(), self._fp(a), _fsort(bits)))
 
     def f2i(self, a, bits, signed):
         if self.float_mode == "uf":
             return self.uf(f"f2{'i' if signed else 'u'}{bits}_f{_w(a)}", a, ret_bits=bits)
         fa = self._fp(a)
-        s = _FSORT[_w(a)]
+        s = _fsort(_w(a))
         if signed:
             lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
             conv = z3.fpToSBV(z3.RTZ(), fa, z3.BitVecSort(bits))
@@ -383,7 +416,7 @@ class Z3Backend(Backend):
         if self.float_mode == "uf":
             return self.uf(f"{'i' if signed else 'u'}2f{fbits}_{_w(a)}", a, ret_bits=fbits)
         conv = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
-        return self._bv(conv(_RNE, a, _FSORT[fbits]))
+        return self._bv(conv(_rne(), a, _fsort(fbits)))
 
     def fp82f(self, b, fmt):
         return self.uf(f"{fmt}_to_f32", z3.Extract(7, 0, b), ret_bits=32)
