@@ -226,8 +226,9 @@ class MutateOperator(Operator):
             blocks, desc = out
             if not set(_violations(ctx, blocks)) <= set(base):
                 continue
+            from .describe import move_sentence
             return Proposal(blocks, {"move": mv}, {"kind": "moves", "moves": [desc]},
-                            f"{mv}: {desc}")
+                            move_sentence(desc))
         raise NoCandidate("no legal move in the hot windows")
 
 

@@ -19,6 +19,7 @@ import time
 
 from ..fileio import write_output
 from .candidate import unified_diff
+from .describe import edit_sentence
 from .loop import derive
 
 REPORT_SCHEMA = "asmevo.evolve.report/1"
@@ -256,10 +257,11 @@ def build_report(run, winner, receipt, how, dropped, elapsed, stop_reason, rate)
         blocks = run._load_blocks(r["hash"])
         parent_blocks = run._load_blocks(r["parent"]) if r["parent"] else prev_blocks
         pc = run._cycles_of(r["parent"]) if r["parent"] else prev_cycles
+        windows = changed_windows(Kernel(run.kernel, parent_blocks), Kernel(run.kernel, blocks))
         chain.append({"hash": r["hash"], "step": r["step"], "operator": r["operator"],
                       "params": r["params"], "edit": r["edit"], "hypothesis": r["hypothesis"],
-                      "windows": changed_windows(Kernel(run.kernel, parent_blocks),
-                                                 Kernel(run.kernel, blocks)),
+                      "windows": windows,
+                      "summary": edit_sentence(r["operator"], r["edit"], windows),
                       "cycles_before": pc, "cycles_after": r["cycles"],
                       "receipt": {"status": r["status"], "layers": (r["verdict"] or {}).get("layers"),
                                   "proved_against": _proved_against(r["verdict"])}
@@ -318,6 +320,15 @@ def build_report(run, winner, receipt, how, dropped, elapsed, stop_reason, rate)
     }
 
 
+#: operators whose hypothesis is generated from the edit itself (the ``Change:`` line says
+#: it from the structured record); any other operator's (the agent's) is its own words
+_GENERATED_HYPOTHESES = frozenset({"passes", "mutate", "crossover"})
+
+
+def _own_hypothesis(e: dict) -> bool:
+    return bool(e.get("hypothesis")) and e["operator"] not in _GENERATED_HYPOTHESES
+
+
 def report_md(rep: dict) -> str:
     L = [f"# asmevo evolve: {rep['kernel']}", ""]
     tm = rep["timing_model"]
@@ -367,8 +378,10 @@ def report_md(rep: dict) -> str:
                  f"receipt `{e['receipt']['status']}`"
                  + (f" (proved against its parent `{e['receipt']['proved_against'][:12]}`, itself "
                     "proved against K0)" if e["receipt"].get("proved_against") else "") + ".  ")
-        if e["hypothesis"]:
-            L.append(f"   Hypothesis: {e['hypothesis']}")
+        summary = e.get("summary") or edit_sentence(e["operator"], e.get("edit"), e["windows"])
+        L.append(f"   Change: {summary}" + ("  " if _own_hypothesis(e) else ""))
+        if _own_hypothesis(e):
+            L.append(f"   Hypothesis: {' '.join(str(e['hypothesis']).split())}")
     L += ["", "## Operators", "", "| operator | proposed | evaluated | passed gate | accepted | "
           "improved | duplicates (no-ops) | failed | acceptance |",
           "|---|---|---|---|---|---|---|---|---|"]
