@@ -126,10 +126,11 @@ exec sleep 60
 """
 
 
-def test_sigterm_leaves_nothing_behind(tmp_path):
-    """SIGTERM while llvm-objdump runs (a stand-in that never ends), reading standard input:
-    exit status 143 at once, the tool killed, no temporary file left (standard input's copy
-    included) and no partial output."""
+@pytest.mark.parametrize("signum,status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_sigterm_leaves_nothing_behind(tmp_path, signum, status):
+    """SIGTERM (or Ctrl-C's SIGINT) while llvm-objdump runs (a stand-in that never ends),
+    reading standard input: exit status 143 (130) at once, the tool killed, no temporary file
+    left (standard input's copy included) and no partial output."""
     fake = tmp_path / "bin"
     fake.mkdir()
     pid_file = tmp_path / "objdump.pid"
@@ -151,7 +152,7 @@ def test_sigterm_leaves_nothing_behind(tmp_path):
             assert time.monotonic() < deadline, "the stand-in llvm-objdump never started"
             time.sleep(0.02)
         assert os.listdir(tmp), "standard input's copy is where the test expects it"
-        p.send_signal(signal.SIGTERM)
+        p.send_signal(signum)
         _, err = p.communicate(timeout=20)
     finally:
         if p.poll() is None:
@@ -168,7 +169,7 @@ def test_sigterm_leaves_nothing_behind(tmp_path):
     else:
         os.kill(tool_pid, signal.SIGKILL)
         left_running = True
-    assert p.returncode == 143, err
+    assert p.returncode == status, err
     assert b"Traceback" not in err, err
     assert os.listdir(tmp) == []
     assert os.listdir(out) == []
