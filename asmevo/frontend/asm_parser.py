@@ -467,6 +467,13 @@ def _fast_func_args(s: str, pos: int):
     return _fast_items(s, pos + 1, ")")
 
 
+#: register operands made by :func:`_fast_base`, by their text (``v7``, ``s[4:7]``, ``vcc``):
+#: operands are immutable values, so one object serves every line that names the register
+#: (a large kernel names a few hundred registers in some 13,000 operands; making each anew
+#: was a third of the fast path's time).  Bounded: at most one entry per register spelling.
+_REG_MEMO: dict[str, object] = {}
+
+
 def _fast_base(s: str, pos: int):
     """A base operand at ``pos``: (value, end) or None."""
     m = _F_BASE.match(s, pos)
@@ -474,6 +481,15 @@ def _fast_base(s: str, pos: int):
         return None
     kind = m.lastgroup
     end = m.end()
+    if kind == "reg" or kind == "rr" or kind == "sp":
+        v = m.group(0)
+        op = _REG_MEMO.get(v)
+        if op is None:
+            op = _fast_register(kind, v)
+            if op is None:
+                return None
+            _REG_MEMO[v] = op
+        return op, end
     if kind == "id":
         v = m.group(0)
         if end < len(s) and s[end] == "(":
@@ -484,13 +500,21 @@ def _fast_base(s: str, pos: int):
                 return None
             return Func(_intern(v), r[0]), r[1]
         return (Expr(v) if "@" in v else Label(v)), end
+    if kind == "int":
+        t = m.group(0)
+        return Imm(_int(t), t), end
+    t = m.group(0)
+    return Imm(float(t), t), end
+
+
+def _fast_register(kind: str, v: str):
+    """The operand of register text ``v`` that :data:`_F_BASE` matched as ``kind`` (``reg``,
+    ``rr`` or ``sp``), or None (a range that ends before it starts: Lark decides)."""
     if kind == "reg":
-        v = m.group(0)
         if v[0] == "t":
-            return Reg("ttmp", int(v[4:])), end
-        return Reg(v[0], int(v[1:])), end
+            return Reg("ttmp", int(v[4:]))
+        return Reg(v[0], int(v[1:]))
     if kind == "rr":
-        v = m.group(0)
         f = "ttmp" if v[0] == "t" else v[0]
         inner = v[v.index("[") + 1:-1]
         if ":" in inner:
@@ -500,14 +524,8 @@ def _fast_base(s: str, pos: int):
             lo = hi = int(inner)
         if hi < lo:
             return None
-        return Reg(f, lo, hi - lo + 1), end
-    if kind == "sp":
-        return Special(_intern(m.group(0))), end
-    if kind == "int":
-        t = m.group(0)
-        return Imm(_int(t), t), end
-    t = m.group(0)
-    return Imm(float(t), t), end
+        return Reg(f, lo, hi - lo + 1)
+    return Special(_intern(v))
 
 
 def _fast_operand(s: str, pos: int):
