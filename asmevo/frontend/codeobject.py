@@ -15,9 +15,8 @@ from __future__ import annotations
 import io
 import os
 import struct
-from dataclasses import dataclass, field
-
 from ..errors import CodeObjectError
+from ..record import Record
 from .descriptor import SIZE as KD_SIZE, KernelDescriptor
 from .metadata import NOTE_OWNER, NT_AMDGPU_METADATA, KernelMeta, Metadata, decode_metadata, iter_notes
 
@@ -58,21 +57,26 @@ _EM_NAMES = {3: "x86 (EM_386)", 62: "x86-64 (EM_X86_64)", 40: "ARM (EM_ARM)",
              224: "AMDGPU (EM_AMDGPU)"}
 
 
-@dataclass
-class Section:
+class Section(Record):
     """An ELF section: ``addr`` (virtual), ``offset`` (file), ``size`` (bytes), ``data``
     (file bytes; empty for SHT_NOBITS), ``flags`` (SHF_*), ``align``."""
 
-    index: int
-    name: str
-    type: str
-    addr: int
-    offset: int
-    size: int
-    flags: int
-    align: int
-    data: bytes = field(repr=False)
-    entsize: int = 0
+    _fields = ("index", "name", "type", "addr", "offset", "size", "flags", "align", "data",
+               "entsize")
+    _norepr = frozenset({"data"})
+
+    def __init__(self, index: int, name: str, type: str, addr: int, offset: int, size: int,
+                 flags: int, align: int, data: bytes, entsize: int = 0):
+        self.index = index
+        self.name = name
+        self.type = type
+        self.addr = addr
+        self.offset = offset
+        self.size = size
+        self.flags = flags
+        self.align = align
+        self.data = data
+        self.entsize = entsize
 
     @property
     def alloc(self) -> bool:
@@ -85,38 +89,47 @@ class Section:
         return bool(self.flags & 0x4)
 
 
-@dataclass
-class Symbol:
+class Symbol(Record):
     """An ELF symbol (from ``.symtab``, else ``.dynsym``): ``value`` is its address,
     ``size`` bytes, ``type`` ``STT_FUNC``/``STT_OBJECT``/``STT_NOTYPE``..., ``bind``
     ``STB_GLOBAL``/``STB_LOCAL``/``STB_WEAK``, ``visibility`` ``STV_*``,
     ``section`` the section name or ``None`` (undefined/absolute)."""
 
-    name: str
-    value: int
-    size: int
-    type: str
-    bind: str
-    visibility: str
-    shndx: int | str
-    section: str | None
+    _fields = ("name", "value", "size", "type", "bind", "visibility", "shndx", "section")
+
+    def __init__(self, name: str, value: int, size: int, type: str, bind: str, visibility: str,
+                 shndx: int | str, section: str | None):
+        self.name = name
+        self.value = value
+        self.size = size
+        self.type = type
+        self.bind = bind
+        self.visibility = visibility
+        self.shndx = shndx
+        self.section = section
 
 
-@dataclass
-class CodeObjectKernel:
+class CodeObjectKernel(Record):
     """One kernel: code symbol ``name`` at ``address`` (``size`` bytes per the symbol;
     AITer objects give 0), its descriptor symbol ``name.kd`` at ``kd_address``,
     the 64 descriptor bytes and their decoding, and its metadata entry."""
 
-    name: str
-    address: int
-    size: int
-    symbol: Symbol
-    kd_symbol: Symbol
-    kd_address: int
-    descriptor_bytes: bytes = field(repr=False)
-    descriptor: KernelDescriptor = field(repr=False)
-    metadata: KernelMeta | None = field(default=None, repr=False)
+    _fields = ("name", "address", "size", "symbol", "kd_symbol", "kd_address",
+               "descriptor_bytes", "descriptor", "metadata")
+    _norepr = frozenset({"descriptor_bytes", "descriptor", "metadata"})
+
+    def __init__(self, name: str, address: int, size: int, symbol: Symbol, kd_symbol: Symbol,
+                 kd_address: int, descriptor_bytes: bytes, descriptor: KernelDescriptor,
+                 metadata: KernelMeta | None = None):
+        self.name = name
+        self.address = address
+        self.size = size
+        self.symbol = symbol
+        self.kd_symbol = kd_symbol
+        self.kd_address = kd_address
+        self.descriptor_bytes = descriptor_bytes
+        self.descriptor = descriptor
+        self.metadata = metadata
 
     @property
     def code_entry(self) -> int:
@@ -124,27 +137,38 @@ class CodeObjectKernel:
         return self.kd_address + self.descriptor.kernel_code_entry_byte_offset
 
 
-@dataclass
-class CodeObject:
+class CodeObject(Record):
     """A parsed gfx942 code object (see module docstring)."""
 
-    path: str
-    data: bytes = field(repr=False)
-    e_flags: int
-    abi_version: int
-    mach: int
-    xnack: str | None
-    sramecc: str | None
-    code_object_version: int
-    sections: list[Section] = field(repr=False)
-    symbols: list[Symbol] = field(repr=False)
-    kernels: list[CodeObjectKernel]
-    metadata: Metadata | None = field(repr=False)
-    metadata_note: bytes | None = field(default=None, repr=False)
-    warnings: list[str] = field(default_factory=list)
-    #: function name -> (start, end) addresses of the code the disassembler gave it
-    #: (filled by :func:`asmevo.frontend.disasm.disassemble`; used for in-place patching).
-    code_ranges: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _fields = ("path", "data", "e_flags", "abi_version", "mach", "xnack", "sramecc",
+               "code_object_version", "sections", "symbols", "kernels", "metadata",
+               "metadata_note", "warnings", "code_ranges")
+    _norepr = frozenset({"data", "sections", "symbols", "metadata", "metadata_note",
+                         "code_ranges"})
+
+    def __init__(self, path: str, data: bytes, e_flags: int, abi_version: int, mach: int,
+                 xnack: str | None, sramecc: str | None, code_object_version: int,
+                 sections: list[Section], symbols: list[Symbol],
+                 kernels: list[CodeObjectKernel], metadata: Metadata | None,
+                 metadata_note: bytes | None = None, warnings: list[str] | None = None,
+                 code_ranges: dict[str, tuple[int, int]] | None = None):
+        self.path = path
+        self.data = data
+        self.e_flags = e_flags
+        self.abi_version = abi_version
+        self.mach = mach
+        self.xnack = xnack
+        self.sramecc = sramecc
+        self.code_object_version = code_object_version
+        self.sections = sections
+        self.symbols = symbols
+        self.kernels = kernels
+        self.metadata = metadata
+        self.metadata_note = metadata_note
+        self.warnings = [] if warnings is None else warnings
+        #: function name -> (start, end) addresses of the code the disassembler gave it
+        #: (filled by :func:`asmevo.frontend.disasm.disassemble`; used for in-place patching)
+        self.code_ranges = {} if code_ranges is None else code_ranges
 
     @property
     def processor(self) -> str:

@@ -30,7 +30,6 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
 from itertools import accumulate, repeat
 from operator import attrgetter, is_, itemgetter, ne
 
@@ -39,6 +38,7 @@ from ..ir.instruction import Instruction, decoded_instruction
 from ..ir.module import AmdhsaKernel, BasicBlock, Directive, Kernel, LabelDef, MetadataBlock, Module
 from ..ir.operands import Expr, Imm, Label
 from ..ir.printer import print_instruction, print_module
+from ..record import Record
 from .codeobject import CodeObject, Symbol, read_code_object
 from .descriptor import KernelDescriptor
 from .gcpause import gc_paused
@@ -66,14 +66,16 @@ _SKIP_SECTIONS = frozenset({".text", ".relro_padding", ".dynamic"})
 _VIS = {"STV_PROTECTED": ".protected", "STV_HIDDEN": ".hidden", "STV_INTERNAL": ".internal"}
 
 
-@dataclass(slots=True)
-class ListingEntry:
+class ListingEntry(Record):
     """One instruction line of the objdump listing: address, text, encoding bytes."""
 
-    address: int
-    text: str
-    encoding: bytes
-    comment: str | None = None
+    __slots__ = _fields = ("address", "text", "encoding", "comment")
+
+    def __init__(self, address: int, text: str, encoding: bytes, comment: str | None = None):
+        self.address = address
+        self.text = text
+        self.encoding = encoding
+        self.comment = comment
 
 
 class Listing:
@@ -836,13 +838,19 @@ def _line_owners(module: Module) -> list:
     return owners
 
 
-@dataclass
-class _ObjInfo:
-    text: bytes
-    kds: dict[str, bytes]
-    metadata: dict | None
-    #: offsets in .text of relocated 4-byte fields (RELA: the field holds 0 until linking)
-    text_relocs: tuple[int, ...] = ()
+class _ObjInfo(Record):
+    """What the check compares of llvm-mc's object: ``.text`` bytes, descriptor bytes by
+    kernel name, the decoded metadata, and ``text_relocs``: offsets in ``.text`` of relocated
+    4-byte fields (RELA: the field holds 0 until linking)."""
+
+    _fields = ("text", "kds", "metadata", "text_relocs")
+
+    def __init__(self, text: bytes, kds: dict[str, bytes], metadata: dict | None,
+                 text_relocs: tuple[int, ...] = ()):
+        self.text = text
+        self.kds = kds
+        self.metadata = metadata
+        self.text_relocs = text_relocs
 
 
 def _read_object_data(data: bytes, *, with_elf: bool = False):

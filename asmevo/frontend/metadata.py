@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re as _re
 import struct
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
 
 from ..errors import CodeObjectError
+from ..record import Record
 
 NT_AMDGPU_METADATA = 32
 NOTE_OWNER = "AMDGPU"
@@ -41,23 +41,31 @@ VALUE_KIND_SIZES = {
 }
 
 
-@dataclass
-class KernelArg:
+class KernelArg(Record):
     """One entry of a kernel's ``.args`` (offset/size in bytes within the kernarg segment)."""
 
-    name: str | None
-    offset: int
-    size: int
-    value_kind: str
-    address_space: str | None = None
-    type_name: str | None = None
-    access: str | None = None
-    actual_access: str | None = None
-    is_const: bool = False
-    is_restrict: bool = False
-    is_volatile: bool = False
-    pointee_align: int | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    _fields = ("name", "offset", "size", "value_kind", "address_space", "type_name", "access",
+               "actual_access", "is_const", "is_restrict", "is_volatile", "pointee_align", "raw")
+    _norepr = frozenset({"raw"})
+
+    def __init__(self, name: str | None, offset: int, size: int, value_kind: str,
+                 address_space: str | None = None, type_name: str | None = None,
+                 access: str | None = None, actual_access: str | None = None,
+                 is_const: bool = False, is_restrict: bool = False, is_volatile: bool = False,
+                 pointee_align: int | None = None, raw: dict | None = None):
+        self.name = name
+        self.offset = offset
+        self.size = size
+        self.value_kind = value_kind
+        self.address_space = address_space
+        self.type_name = type_name
+        self.access = access
+        self.actual_access = actual_access
+        self.is_const = is_const
+        self.is_restrict = is_restrict
+        self.is_volatile = is_volatile
+        self.pointee_align = pointee_align
+        self.raw = {} if raw is None else raw
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelArg":
@@ -76,25 +84,37 @@ class KernelArg:
         return self.value_kind.startswith("hidden_")
 
 
-@dataclass
-class KernelMeta:
+class KernelMeta(Record):
     """One entry of ``amdhsa.kernels``.  ``raw`` is the decoded map as it is."""
 
-    name: str
-    symbol: str
-    kernarg_segment_size: int | None
-    kernarg_segment_align: int | None
-    group_segment_fixed_size: int | None
-    private_segment_fixed_size: int | None
-    sgpr_count: int | None
-    vgpr_count: int | None
-    agpr_count: int | None
-    wavefront_size: int | None
-    max_flat_workgroup_size: int | None
-    reqd_workgroup_size: tuple[int, int, int] | None
-    args: list[KernelArg]
-    raw: dict = field(repr=False)
-    warnings: list[str] = field(default_factory=list)
+    _fields = ("name", "symbol", "kernarg_segment_size", "kernarg_segment_align",
+               "group_segment_fixed_size", "private_segment_fixed_size", "sgpr_count",
+               "vgpr_count", "agpr_count", "wavefront_size", "max_flat_workgroup_size",
+               "reqd_workgroup_size", "args", "raw", "warnings")
+    _norepr = frozenset({"raw"})
+
+    def __init__(self, name: str, symbol: str, kernarg_segment_size: int | None,
+                 kernarg_segment_align: int | None, group_segment_fixed_size: int | None,
+                 private_segment_fixed_size: int | None, sgpr_count: int | None,
+                 vgpr_count: int | None, agpr_count: int | None, wavefront_size: int | None,
+                 max_flat_workgroup_size: int | None,
+                 reqd_workgroup_size: tuple[int, int, int] | None, args: list[KernelArg],
+                 raw: dict, warnings: list[str] | None = None):
+        self.name = name
+        self.symbol = symbol
+        self.kernarg_segment_size = kernarg_segment_size
+        self.kernarg_segment_align = kernarg_segment_align
+        self.group_segment_fixed_size = group_segment_fixed_size
+        self.private_segment_fixed_size = private_segment_fixed_size
+        self.sgpr_count = sgpr_count
+        self.vgpr_count = vgpr_count
+        self.agpr_count = agpr_count
+        self.wavefront_size = wavefront_size
+        self.max_flat_workgroup_size = max_flat_workgroup_size
+        self.reqd_workgroup_size = reqd_workgroup_size
+        self.args = args
+        self.raw = raw
+        self.warnings = [] if warnings is None else warnings
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelMeta":
@@ -162,15 +182,19 @@ class KernelMeta:
         return out
 
 
-@dataclass
-class Metadata:
+class Metadata(Record):
     """The whole decoded note: ``version`` (major, minor), ``target``, ``kernels``, ``raw``."""
 
-    version: tuple[int, ...] | None
-    target: str | None
-    kernels: list[KernelMeta]
-    raw: dict = field(repr=False)
-    warnings: list[str] = field(default_factory=list)
+    _fields = ("version", "target", "kernels", "raw", "warnings")
+    _norepr = frozenset({"raw"})
+
+    def __init__(self, version: tuple[int, ...] | None, target: str | None,
+                 kernels: list[KernelMeta], raw: dict, warnings: list[str] | None = None):
+        self.version = version
+        self.target = target
+        self.kernels = kernels
+        self.raw = raw
+        self.warnings = [] if warnings is None else warnings
 
     def kernel(self, name: str) -> KernelMeta | None:
         """The entry whose ``.name`` is ``name`` (or whose ``.symbol`` is ``name.kd``)."""
@@ -206,15 +230,17 @@ def decode_metadata(data: bytes, *, file: str | None = None, offset: int | None 
     return metadata_from_map(raw, file=file, offset=offset)
 
 
-@dataclass
-class Note:
+class Note(Record):
     """One ELF note: ``owner``, ``type``, ``desc`` bytes, and ``desc_offset`` in the file."""
 
-    owner: str
-    type: int
-    desc: bytes
-    offset: int
-    desc_offset: int
+    _fields = ("owner", "type", "desc", "offset", "desc_offset")
+
+    def __init__(self, owner: str, type: int, desc: bytes, offset: int, desc_offset: int):
+        self.owner = owner
+        self.type = type
+        self.desc = desc
+        self.offset = offset
+        self.desc_offset = desc_offset
 
 
 def iter_notes(data: bytes, base_offset: int = 0, *, file: str | None = None) -> list[Note]:

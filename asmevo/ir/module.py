@@ -17,35 +17,38 @@ sits inside code.  A block's ``directives`` are printed before its label.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
 
+from ..record import Record
 from .instruction import Instruction
 
 
-@dataclass(slots=True)
-class Directive:
+class Directive(Record):
     """A directive line: ``name`` (``".p2align"``) and its argument text (``"8"``)."""
 
-    name: str
-    args: str = ""
-    line: int | None = None
+    __slots__ = _fields = ("name", "args", "line")
+
+    def __init__(self, name: str, args: str = "", line: int | None = None):
+        self.name = name
+        self.args = args
+        self.line = line
 
     def text(self) -> str:
         """The directive as printed (tab-separated, as clang writes it)."""
         return f"{self.name}\t{self.args}" if self.args else self.name
 
 
-@dataclass(slots=True)
-class LabelDef:
+class LabelDef(Record):
     """A label definition outside kernel code (``vadd_f32.kd:``)."""
 
-    name: str
-    line: int | None = None
+    __slots__ = _fields = ("name", "line")
+
+    def __init__(self, name: str, line: int | None = None):
+        self.name = name
+        self.line = line
 
 
-@dataclass(slots=True)
-class BasicBlock:
+class BasicBlock(Record):
     """A maximal straight-line run of instructions.
 
     Attributes:
@@ -54,9 +57,13 @@ class BasicBlock:
         directives: directive lines printed before the label (``.p2align 6``).
     """
 
-    label: str | None = None
-    instructions: list[Instruction] = field(default_factory=list)
-    directives: list[Directive] = field(default_factory=list)
+    __slots__ = _fields = ("label", "instructions", "directives")
+
+    def __init__(self, label: str | None = None, instructions: list[Instruction] | None = None,
+                 directives: list[Directive] | None = None):
+        self.label = label
+        self.instructions = [] if instructions is None else instructions
+        self.directives = [] if directives is None else directives
 
     def __iter__(self) -> Iterator[Instruction]:
         return iter(self.instructions)
@@ -65,8 +72,7 @@ class BasicBlock:
         return len(self.instructions)
 
 
-@dataclass(slots=True)
-class Kernel:
+class Kernel(Record):
     """The code of one function symbol.
 
     Attributes:
@@ -80,12 +86,17 @@ class Kernel:
         address: the symbol's address in the code object, when read from one.
     """
 
-    name: str
-    blocks: list[BasicBlock] = field(default_factory=list)
-    is_kernel: bool = True
-    descriptor: Any = None
-    metadata: dict | None = None
-    address: int | None = None
+    __slots__ = _fields = ("name", "blocks", "is_kernel", "descriptor", "metadata", "address")
+
+    def __init__(self, name: str, blocks: list[BasicBlock] | None = None, is_kernel: bool = True,
+                 descriptor: Any = None, metadata: dict | None = None,
+                 address: int | None = None):
+        self.name = name
+        self.blocks = [] if blocks is None else blocks
+        self.is_kernel = is_kernel
+        self.descriptor = descriptor
+        self.metadata = metadata
+        self.address = address
 
     # -- traversal -------------------------------------------------------
     def instructions(self) -> Iterator[Instruction]:
@@ -157,28 +168,31 @@ class Kernel:
         self.insert_before(anchor, inst)
 
 
-@dataclass(slots=True)
-class AmdhsaKernel:
+class AmdhsaKernel(Record):
     """An ``.amdhsa_kernel NAME`` block: ordered ``.amdhsa_*`` fields as text values."""
 
-    name: str
-    fields: dict[str, str] = field(default_factory=dict)
-    line: int | None = None
+    __slots__ = _fields = ("name", "fields", "line")
+
+    def __init__(self, name: str, fields: dict[str, str] | None = None, line: int | None = None):
+        self.name = name
+        self.fields = {} if fields is None else fields
+        self.line = line
 
 
-@dataclass(slots=True)
-class MetadataBlock:
+class MetadataBlock(Record):
     """An ``.amdgpu_metadata`` block; ``text`` is the YAML between the directives."""
 
-    text: str
-    line: int | None = None
+    __slots__ = _fields = ("text", "line")
+
+    def __init__(self, text: str, line: int | None = None):
+        self.text = text
+        self.line = line
 
 
 Item = Union[Directive, LabelDef, Kernel, AmdhsaKernel, MetadataBlock]
 
 
-@dataclass(slots=True)
-class Module:
+class Module(Record):
     """A whole assembly file / code object.
 
     Attributes:
@@ -189,9 +203,13 @@ class Module:
             bytes in place and preserve ABI details), else ``None``.
     """
 
-    items: list[Item] = field(default_factory=list)
-    source: str | None = None
-    code_object: Any = None
+    __slots__ = _fields = ("items", "source", "code_object")
+
+    def __init__(self, items: list[Item] | None = None, source: str | None = None,
+                 code_object: Any = None):
+        self.items = [] if items is None else items
+        self.source = source
+        self.code_object = code_object
 
     @property
     def kernels(self) -> list[Kernel]:

@@ -34,7 +34,6 @@ aliases follow the GFX9 register map: ``vcc = s[106:107]``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Union
 
 #: Register-file prefixes and their sizes (number of addressable 32-bit registers).
@@ -62,17 +61,62 @@ SPECIAL_NAMES = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
-class Reg:
+class _Value:
+    """What the operand classes share: immutable (assigning a field raises
+    ``AttributeError``, as a frozen dataclass does), pickled as the list of field values (the
+    form pickles of the earlier frozen dataclasses hold, so stored lineages still load).
+    Each class lists its fields in ``__slots__`` and writes ``__init__``, ``__eq__`` and
+    ``__hash__`` out (they are called often); not dataclasses, whose import and class
+    building were some 25 ms of every ``asmevo dis`` (issue 16)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+    def __getstate__(self) -> list:
+        return [getattr(self, n) for n in self.__slots__]
+
+    def __setstate__(self, state: list) -> None:
+        for n, v in zip(self.__slots__, state):
+            _set(self, n, v)
+
+
+_set = object.__setattr__
+
+
+class Reg(_Value):
     """A range of ``count`` consecutive 32-bit registers starting at ``index``.
 
     ``file`` is ``"s"``, ``"v"``, ``"a"`` or ``"ttmp"``.  ``count`` is the
     width in dwords (1 for ``v3``; 4 for ``s[8:11]``).
     """
 
+    __slots__ = ("file", "index", "count")
+    __match_args__ = __slots__
     file: str
     index: int
-    count: int = 1
+    count: int
+
+    def __init__(self, file: str, index: int, count: int = 1):
+        _set(self, "file", file)
+        _set(self, "index", index)
+        _set(self, "count", count)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.file, self.index, self.count) == (other.file, other.index, other.count)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.index, self.count))
 
     @property
     def last(self) -> int:
@@ -85,11 +129,23 @@ class Reg:
         return f"{self.file}[{self.index}:{self.last}]"
 
 
-@dataclass(frozen=True, slots=True)
-class Special:
+class Special(_Value):
     """A named special register (``vcc``, ``exec_lo``, ``m0``, ``scc``, ``off``...)."""
 
+    __slots__ = ("name",)
+    __match_args__ = __slots__
     name: str
+
+    def __init__(self, name: str):
+        _set(self, "name", name)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.name,) == (other.name,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name,))
 
     @property
     def count(self) -> int:
@@ -100,16 +156,29 @@ class Special:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Imm:
+class Imm(_Value):
     """An immediate. ``value`` is an int or float as written; ``text`` its spelling.
 
     Two immediates are equal when their values and spellings are equal, so a
     round trip through the printer preserves hex versus decimal versus float.
     """
 
+    __slots__ = ("value", "text")
+    __match_args__ = __slots__
     value: int | float
-    text: str = ""
+    text: str
+
+    def __init__(self, value: int | float, text: str = ""):
+        _set(self, "value", value)
+        _set(self, "text", text)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.value, self.text) == (other.value, other.text)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.text))
 
     def __str__(self) -> str:
         if self.text:
@@ -119,12 +188,25 @@ class Imm:
         return hex(self.value) if (self.value > 64 or self.value < -16) else str(self.value)
 
 
-@dataclass(frozen=True, slots=True)
-class Label:
+class Label(_Value):
     """A reference to code label ``name`` plus ``addend`` bytes."""
 
+    __slots__ = ("name", "addend")
+    __match_args__ = __slots__
     name: str
-    addend: int = 0
+    addend: int
+
+    def __init__(self, name: str, addend: int = 0):
+        _set(self, "name", name)
+        _set(self, "addend", addend)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.name, self.addend) == (other.name, other.addend)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.addend))
 
     def __str__(self) -> str:
         if self.addend:
@@ -132,35 +214,72 @@ class Label:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Expr:
+class Expr(_Value):
     """A symbolic expression kept as text (``sym@rel32@lo+4``, ``(a-b)>>2``)."""
 
+    __slots__ = ("text",)
+    __match_args__ = __slots__
     text: str
+
+    def __init__(self, text: str):
+        _set(self, "text", text)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.text,) == (other.text,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.text,))
 
     def __str__(self) -> str:
         return self.text
 
 
-@dataclass(frozen=True, slots=True)
-class Func:
+class Func(_Value):
     """A call-like operand ``name(args)``: ``hwreg(HW_REG_MODE, 0, 4)``, ``vmcnt(0)``.
 
     ``args`` are ints or identifier strings as written.
     """
 
+    __slots__ = ("name", "args")
+    __match_args__ = __slots__
     name: str
-    args: tuple = ()
+    args: tuple
+
+    def __init__(self, name: str, args: tuple = ()):
+        _set(self, "name", name)
+        _set(self, "args", args)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.name, self.args) == (other.name, other.args)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.args))
 
     def __str__(self) -> str:
         return f"{self.name}({', '.join(str(a) for a in self.args)})"
 
 
-@dataclass(frozen=True, slots=True)
-class FuncList:
+class FuncList(_Value):
     """Several call-like items forming one operand: ``vmcnt(0) lgkmcnt(0)``."""
 
+    __slots__ = ("items",)
+    __match_args__ = __slots__
     items: tuple[Func, ...]
+
+    def __init__(self, items: tuple[Func, ...]):
+        _set(self, "items", items)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.items,) == (other.items,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.items,))
 
     def __str__(self) -> str:
         return " ".join(str(f) for f in self.items)
@@ -169,19 +288,37 @@ class FuncList:
 Base = Union[Reg, Special, Imm, Label, Expr, Func, FuncList]
 
 
-@dataclass(frozen=True, slots=True)
-class Src:
+class Src(_Value):
     """A source operand with modifiers: ``-|v1|`` is ``Src(Reg('v',1), neg=True, abs=True)``.
 
     ``style`` records the spelling: ``"bar"`` for ``|x|``, ``"func"`` for ``abs(x)``
     and ``neg(x)``; ``sext`` is the SDWA sign-extend modifier ``sext(x)``.
     """
 
+    __slots__ = ("base", "neg", "abs", "sext", "style")
+    __match_args__ = __slots__
     base: Base
-    neg: bool = False
-    abs: bool = False
-    sext: bool = False
-    style: str = "bar"
+    neg: bool
+    abs: bool
+    sext: bool
+    style: str
+
+    def __init__(self, base: Base, neg: bool = False, abs: bool = False, sext: bool = False,
+                 style: str = "bar"):
+        _set(self, "base", base)
+        _set(self, "neg", neg)
+        _set(self, "abs", abs)
+        _set(self, "sext", sext)
+        _set(self, "style", style)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.base, self.neg, self.abs, self.sext, self.style) == \
+                (other.base, other.neg, other.abs, other.sext, other.style)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.base, self.neg, self.abs, self.sext, self.style))
 
     def __str__(self) -> str:
         s = str(self.base)

@@ -83,12 +83,19 @@ def with_block(module: Module, kernel: str, bi: int, insts: list[Instruction]) -
             blocks = list(it.blocks)
             b = blocks[bi]
             blocks[bi] = BasicBlock(b.label, list(insts), list(b.directives))
-            it = dataclasses.replace(it, blocks=blocks)
+            it = Kernel(it.name, blocks, it.is_kernel, it.descriptor, it.metadata, it.address)
         items.append(it)
     return Module(items, module.source, module.code_object)
 
 
 # ---------------------------------------------------------------------------- helpers
+
+def _with_base(op, base):
+    """``op`` with ``base`` in place of its base operand (its source modifiers kept)."""
+    if isinstance(op, Src):
+        return Src(base, op.neg, op.abs, op.sext, op.style)
+    return base
+
 
 _COMMUTATIVE = re.compile(
     r"^v_(add|mul|and|or|xor|max|min|mul_lo|mul_hi|mul_u32_u24|mul_i32_i24|mul_hi_u32_u24|"
@@ -253,7 +260,7 @@ def _reg_index(module: Module, rng: random.Random) -> Iterator[Mutation]:
         step = r.count if r.file == "s" and r.count > 1 else 1
         delta = rng.choice((-step, step)) if r.index >= step else step
         nr = Reg(r.file, r.index + delta, r.count)
-        nop = dataclasses.replace(op, base=nr) if isinstance(op, Src) else nr
+        nop = _with_base(op, nr)
         ops = list(inst.operands)
         ops[i] = nop
         new = inst.evolve(operands=ops)
@@ -278,7 +285,7 @@ def _consts(module: Module, rng: random.Random) -> Iterator[Mutation]:
             op = inst.operands[i]
             ni = Imm(nv)
             ops = list(inst.operands)
-            ops[i] = dataclasses.replace(op, base=ni) if isinstance(op, Src) else ni
+            ops[i] = _with_base(op, ni)
             new = inst.evolve(operands=ops)
             if _legal(new):
                 yield _replace(module, k, bi, b, ii, [new], "const", True, inst.text())
