@@ -18,7 +18,10 @@ it, nothing else the runtime or the caller can see.  Compared per kernel:
 * the target id;
 * in a code object, each descriptor's code entry is the kernel symbol's address;
 * data the code may read: allocated data sections of a code object (kernel
-  descriptors masked out), or the top-level data directives of assembly.
+  descriptors masked out), or the top-level data directives of assembly;
+* a code object's dynamic relocations (``.rela.dyn``: what the loader writes into that
+  data, e.g. a pointer table's ``R_AMDGPU_RELATIVE64``), by type, symbol-relative place,
+  symbol and target (:mod:`asmevo.frontend.relocs`).
 
 Sources: LLVM AMDGPUUsage, "Kernel Descriptor", "Code Object V3+ Metadata",
 "Initial Kernel Execution State".
@@ -255,13 +258,47 @@ def compare_data(orig: Module, cand: Module) -> list[Evidence]:
             if a.get(name) != b.get(name):
                 ev.append(Evidence("abi", "data-section", f"data section {name} differs "
                                    "(outside the kernel descriptors)", {"section": name}))
-        return ev
+        return ev + compare_relocations(orig, cand)
     da, db = _data_directives(orig), _data_directives(cand)
     if da is not None and db is not None and da != db:
         i = next((i for i, (x, y) in enumerate(zip(da, db)) if x != y), min(len(da), len(db)))
         ev.append(Evidence("abi", "data-directives", f"data directives differ at #{i}: "
                            f"{da[i] if i < len(da) else '<none>'} vs {db[i] if i < len(db) else '<none>'}",
                            {"index": i}))
+    return ev
+
+
+def _relocations(module: Module) -> list | None:
+    co = getattr(module, "code_object", None)
+    data = getattr(co, "data", None)
+    if not data:
+        return None
+    from ..frontend.relocs import dynamic_relocations
+    return dynamic_relocations(data)
+
+
+def compare_relocations(orig: Module, cand: Module) -> list[Evidence]:
+    """The dynamic relocations (what the loader writes into the data when it maps the
+    file) must be the same: a rebuild that drops ``tab``'s ``R_AMDGPU_RELATIVE64`` leaves
+    a null pointer where the original had ``&vals``, and the data bytes, zero in both
+    files, do not show it."""
+    a, b = _relocations(orig), _relocations(cand)
+    if a is None or b is None or a == b:
+        return []
+    ev = []
+    for r in a:
+        if r not in b:
+            ev.append(Evidence("abi", "relocation", f"dynamic relocation {r.text()} of the "
+                               "original is missing from the candidate",
+                               {"relocation": r._asdict(), "side": "original"}))
+    for r in b:
+        if r not in a:
+            ev.append(Evidence("abi", "relocation", f"dynamic relocation {r.text()} of the "
+                               "candidate is not in the original",
+                               {"relocation": r._asdict(), "side": "candidate"}))
+    if not ev:  # the same relocations, a different count of one
+        ev.append(Evidence("abi", "relocation", f"dynamic relocations differ: {len(a)} in the "
+                           f"original, {len(b)} in the candidate", {}))
     return ev
 
 
