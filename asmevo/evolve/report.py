@@ -36,9 +36,12 @@ def _ranked(run) -> list[dict]:
     return sorted(rows, key=lambda r: (r["cycles"], sizes[r["hash"]], r["step"], r["hash"]))
 
 
-def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
+def final_check(run, rec, path: str, *, patch_moved: bool = False) -> tuple[bool, dict, str, object]:
     """Build ``rec`` at ``path``, verify it against K0 with new seeds and more trials, and
-    compare its outputs with the reference.  (passed, receipt, build kind, loaded module)."""
+    compare its outputs with the reference.  (passed, receipt, build kind, loaded module:
+    the bytes written at ``path``, as loaded).  ``patch_moved``: give instructions that
+    only moved their new address first, so K0 is patched in place when every change fits,
+    as the gate builds (:func:`asmevo.evolve.gate.readdress`; used by the MCP export)."""
     from ..emu.harness import compare, make_inputs, make_launch, reference
     from ..emu.launch import run_kernel
     from ..verify import verify
@@ -53,7 +56,7 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
                                    "the stored code does not hash to the candidate's key"},
                        "trials": 0, "seed": None, "level": None, "require": cfg.require}, \
             None, None
-    how, cand = _build(run, blocks, path)
+    how, cand = _build(run, blocks, path, patch_moved=patch_moved)
     built = flat_code(cand.kernel(run.kernel))
     if built is None or built != flat_code(Kernel(run.kernel, blocks)):
         # best.s and best.diff are printed from the blocks: best.co must hold that code
@@ -113,14 +116,16 @@ def final_check(run, rec, path: str) -> tuple[bool, dict, str, object]:
     return passed, receipt, how, cand
 
 
-def _build(run, blocks, path: str) -> tuple[str, object]:
+def _build(run, blocks, path: str, *, patch_moved: bool = False) -> tuple[str, object]:
     """K0 with the kernel's ``blocks``, written at ``path`` as the gate builds it (in-place
     patch or rebuild) and loaded back: ("patched" | "assembled", the loaded module)."""
     from ..backend.rebuild import write_code_object
     from ..frontend.loader import load
-    from .gate import fresh_copy
-    how = write_code_object(fresh_copy(run.k0, run.kernel, blocks), path,
-                            inputs=(run.cfg.kernel_file,))
+    from .gate import fresh_copy, readdress
+    m = fresh_copy(run.k0, run.kernel, blocks)
+    if patch_moved:
+        readdress(m.kernel(run.kernel))
+    how = write_code_object(m, path, inputs=(run.cfg.kernel_file,))
     return how, load(path)
 
 

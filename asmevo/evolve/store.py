@@ -97,6 +97,18 @@ class Store:
             return False
         return True
 
+    def update_verdict(self, rec: dict) -> None:
+        """Replace the gate's findings (status, outcome, accepted, verdict, cycles, profile
+        hash, windows, times) of stored candidate ``rec["hash"]``: a candidate verified again
+        (its stored verdict was given by another version of the verifier)."""
+        cols = ("status", "outcome", "accepted", "verdict", "cycles", "profile_hash", "windows",
+                "times")
+        vals = [json.dumps(rec.get(c), sort_keys=True, default=str)
+                if c in _JSON_COLS and rec.get(c) is not None and not isinstance(rec.get(c), str)
+                else rec.get(c) for c in cols]
+        self.db.execute(f"UPDATE candidates SET {', '.join(c + '=?' for c in cols)} WHERE hash=?",
+                        (*vals, rec["hash"]))
+
     def candidate(self, h: str, *, blocks: bool = True) -> dict | None:
         cols = "*" if blocks else "hash, parent, step, island, operator, params, edit, hypothesis, " \
             "status, outcome, accepted, verdict, cycles, profile_hash, windows, times, created"

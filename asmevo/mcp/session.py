@@ -64,6 +64,27 @@ class Lineage:
         self.run.events.close()
         self.run.store.close()
 
+    def stale(self, c: dict | None) -> bool:
+        """True when row ``c`` claims a pass (accepted, or verified but slower) by a verdict
+        another version of the verifier gave (:data:`asmevo.verify.VERIFIER_VERSION`, as
+        :meth:`asmevo.evolve.loop.Run._proved` checks): not trusted, since a soundness fix
+        may refuse it now.  K0's own row is never stale."""
+        from ..verify import VERIFIER_VERSION
+        if c is None or c["hash"] == self.run.k0_hash:
+            return False
+        if not (c.get("accepted") or c.get("status") == "rejected-slower"):
+            return False
+        v = c.get("verdict")
+        return not isinstance(v, dict) or v.get("verifier") != VERIFIER_VERSION
+
+    def best_hash(self) -> str:
+        """The population's best whose verdict is not :meth:`stale` (else K0)."""
+        pop = self.run.pop
+        for m in ([pop.best] if pop.best else []) + pop.all_members():
+            if not self.stale(self.run.store.candidate(m.hash, blocks=False)):
+                return m.hash
+        return self.run.k0_hash
+
 
 class Session:
     """The state of one MCP session (``run_dir``: where lineages live; a temporary
@@ -243,7 +264,7 @@ class Session:
                               "or pipeline (opt -passes= syntax)")
         if not isinstance(hypothesis, str):
             raise AsmevoError("hypothesis must be a string")
-        ph = self._hash(lin, parent) if parent else run.pop.best.hash
+        ph = self._hash(lin, parent) if parent else lin.best_hash()
         pcyc = run._cycles_of(ph)
         pblocks = run._load_blocks(ph)
         if edit is not None:
@@ -262,11 +283,14 @@ class Session:
         kk = Kernel(lin.kernel, blocks)
         h = content_hash(kk)
         old = run.store.candidate(h, blocks=False)
+        # a stored pass by another verifier version is not trusted: gated again, as new
+        again = lin.stale(old)
         step = run.next_step
         s = {"step": step, "batch": run.next_batch, "island": 0, "operator": "agent", "parent": ph,
-             "hash": h, "outcome": "duplicate" if old else "evaluated", "message": "mcp",
+             "hash": h, "outcome": "duplicate" if old and not again else "evaluated",
+             "message": "mcp: verified again (stale verdict)" if again else "mcp",
              "seconds": 0.0}
-        if old is None:
+        if old is None or again:
             rec = {"hash": h, "parent": ph, "step": step, "island": 0, "operator": "agent",
                    "params": {"kind": ans["kind"], "via": "mcp"}, "edit": ed,
                    "hypothesis": hypothesis[:2000], "listing": "\n".join(canonical_lines(kk)),
@@ -276,7 +300,10 @@ class Session:
             task.update(run.chain_fields(ph))   # as in the loop: a chain of proofs when it can
             res = next(iter(lin.executor.map([task])))
             run.settle(rec, res)      # the loop's own rule: receipt, slower-than-parent
-            run.store.add_candidate(rec)
+            if again:
+                run.store.update_verdict(rec)
+            else:
+                run.store.add_candidate(rec)
         run.store.add_step(s)
         cand = run.store.candidate(h, blocks=False)
         run.apply_step(s, cand if s["outcome"] == "evaluated" else None)
@@ -303,6 +330,13 @@ class Session:
                 out["speedup_vs_parent"] = parent_cycles / cyc
         if "timing" in v:
             out["timing"] = v["timing"]
+        if lin.stale(c):
+            from ..verify import VERIFIER_VERSION
+            out.update(accepted=False, status="stale", outcome="unknown", stored_status=c["status"],
+                       message=f"stored verdict ({c['status']}) was given by verifier version "
+                               f"{v.get('verifier') if isinstance(v, dict) else None}, this is "
+                               f"version {VERIFIER_VERSION}: not trusted; propose it again or "
+                               "export it to verify it again")
         return json.loads(json.dumps(out, default=str))
 
     def verify(self, a: str, b: str, level: str = "all") -> dict:
@@ -387,11 +421,11 @@ class Session:
             if kernel_id and kid != kernel_id:
                 continue
             rows = lin.run.store.candidates()
-            rows.sort(key=lambda c: (not c["accepted"], c["cycles"] if c["cycles"] else 1e30,
-                                     c["step"]))
+            rows.sort(key=lambda c: (not c["accepted"] or lin.stale(c),
+                                     c["cycles"] if c["cycles"] else 1e30, c["step"]))
             out.append({"kernel_id": kid, "kernel": lin.kernel, "dir": lin.dir,
                         "k0_cycles": lin.run.k0_cycles, "evaluated": lin.run.store.count(),
-                        "best": lin.run.pop.best.hash,
+                        "best": lin.best_hash(),
                         "candidates": [self._cand_summary(lin, c) for c in rows[:top]]})
         if kernel_id and not out:
             self._lineage(self._kernel(kernel_id))
@@ -404,7 +438,7 @@ class Session:
         for kid, lin in self.lineages.items():
             if kernel_id and kid != kernel_id:
                 continue
-            c = lin.run.store.candidate(lin.run.pop.best.hash, blocks=False)
+            c = lin.run.store.candidate(lin.best_hash(), blocks=False)
             out.append({"kernel_id": kid} | self._cand_summary(lin, c))
         if kernel_id and not out:
             self._lineage(self._kernel(kernel_id))
@@ -412,8 +446,16 @@ class Session:
         return {"best": out}
 
     def export(self, candidate_id: str, path: str) -> dict:
-        """Write a candidate as a code object at ``path`` (never over an input or K0)."""
-        from ..backend.rebuild import write_code_object
+        """Write a candidate as a code object at ``path`` (never over an input or K0).
+
+        The bytes written are verified first: the candidate is built as the gate builds it
+        (in-place patch of K0 when every change fits, else a rebuild) into a temporary file,
+        and that file passes evolve's final check against K0 (:func:`asmevo.evolve.report.
+        final_check`: the stored code hashes to its id, the built code is that code, the
+        verifier at level ``all`` with more trials, the harness's reference); the bytes it
+        loaded are then written by temp file + rename.  A stored verdict is never enough."""
+        from ..evolve.report import final_check
+        from ..fileio import write_output
         from ..frontend.loader import check_output_path
         if not isinstance(path, str) or not path:
             raise AsmevoError("path must be a file path")
@@ -422,8 +464,8 @@ class Session:
             raise AsmevoError(f"{candidate_id!r} is a loaded kernel, not a candidate")
         # only a candidate with a passing receipt leaves the session as a code object
         # (a rejected or unknown one was exported silently, without its verdict)
-        row = self.lineages[k.id].run.store.candidate(h, blocks=False) \
-            if k.id in self.lineages else None
+        lin = self.lineages.get(k.id)
+        row = lin.run.store.candidate(h, blocks=False) if lin is not None else None
         status = row["status"] if row else None
         if row is None or not (row["accepted"] or status == "rejected-slower"):
             raise AsmevoError(f"candidate {candidate_id!r} did not pass the verifier "
@@ -434,8 +476,22 @@ class Session:
         if os.path.exists(path) and any(os.path.samefile(path, p) for p in inputs
                                         if os.path.exists(p)):
             raise AsmevoError(f"refusing to write over an input: {path}")
-        how = write_code_object(m, path, inputs=inputs)
-        return {"path": os.path.abspath(path), "how": how, "hash": h, "status": status}
+        tmpdir = tempfile.mkdtemp(prefix="asmevo-export-")
+        try:
+            ok, receipt, how, cand = final_check(lin.run, row, os.path.join(tmpdir, "cand.co"),
+                                                 patch_moved=True)
+            v = receipt["verdict"]
+            if not ok:
+                raise AsmevoError(f"candidate {candidate_id!r} was not exported: the code object "
+                                  f"built from it did not pass the check against K0 "
+                                  f"({v.get('status')}: {v.get('message')})")
+            data = cand.code_object.data      # the bytes the check loaded and verified
+        finally:
+            import shutil
+            shutil.rmtree(tmpdir, ignore_errors=True)
+        write_output(path, data, inputs=inputs)
+        return {"path": os.path.abspath(path), "how": how, "hash": h, "status": status,
+                "verified": v.get("status"), "stale": lin.stale(row)}
 
     def assembly(self, ident: str) -> str:
         """Assembly text of a kernel or candidate (the resources)."""
