@@ -438,6 +438,25 @@ def make_launch(harness: dict, inputs: dict) -> Launch:
                   dynamic_lds=harness.get("dynamic_lds"))
 
 
+def harness_sha256(harness: dict) -> str:
+    """SHA-256 of what an entry's results depend on: its fields (the ``_``-prefixed ones the
+    loader adds excluded) and the bytes of its ``reference`` Python file (``None`` when it
+    has none or the file cannot be read), so a changed reference is another harness."""
+    import hashlib
+    import json
+    ref = harness.get("reference")
+    ref_sha = None
+    if isinstance(ref, str) and ":" in ref and harness.get("_dir"):
+        try:
+            with open(os.path.join(harness["_dir"], ref.rsplit(":", 1)[0]), "rb") as f:
+                ref_sha = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            pass
+    entry = {k: v for k, v in harness.items() if not k.startswith("_")}
+    return hashlib.sha256(json.dumps({"entry": entry, "reference_sha256": ref_sha},
+                                     sort_keys=True).encode()).hexdigest()
+
+
 def _reference_function(harness: dict):
     """The entry's ``reference`` function, loaded from its file (each call: the entry stays
     plain data that pickles for pool workers).

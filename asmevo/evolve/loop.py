@@ -157,9 +157,8 @@ class Run:
         self.scorer_id = (device_identity(cfg.device, cfg.timing_samples) if self.measured
                           else Scorer(self.kernel, self.harness).identity(self.k0))
         self.k0_sha = file_sha256(cfg.kernel_file)
-        self.h_sha = hashlib.sha256(json.dumps({k: v for k, v in self.harness.items()
-                                                if not k.startswith("_")}, sort_keys=True)
-                                    .encode()).hexdigest()
+        from ..emu.harness import harness_sha256
+        self.h_sha = harness_sha256(self.harness)   # the entry and its reference file
         search = {k: getattr(cfg, k) for k in cfg.SEARCH_KEYS}
         search["kernel"] = self.kernel
         self.store = open_store(self.dir)
@@ -183,7 +182,8 @@ class Run:
                               f"({meta.get('kernel')}, K0 sha256 {meta.get('k0_sha256', '?')[:12]}); "
                               "choose another --out")
         if meta.get("harness_sha256") != self.h_sha:
-            raise AsmevoError(f"run directory {self.dir} was made with another harness")
+            raise AsmevoError(f"run directory {self.dir} was made with another harness (its "
+                              "entry or its reference file differ)")
         was = meta.get("device") or "emu"     # runs made before --device existed: emu
         if was != self.cfg.device:
             how = ("measured on " + was) if was != "emu" else "scored by the timing model (--device emu)"
