@@ -160,7 +160,10 @@ class Imm(_Value):
     """An immediate. ``value`` is an int or float as written; ``text`` its spelling.
 
     Two immediates are equal when their values and spellings are equal, so a
-    round trip through the printer preserves hex versus decimal versus float.
+    round trip through the printer preserves hex versus decimal versus float.  Values
+    compare by kind and bits, not by Python's numeric equality: ``1`` is not ``1.0`` and
+    ``-0.0`` is not ``0.0`` (they encode differently), and a NaN equals itself (caches
+    such as the emulator's compiled programs are keyed on instructions' operands).
     """
 
     __slots__ = ("value", "text")
@@ -172,13 +175,23 @@ class Imm(_Value):
         _set(self, "value", value)
         _set(self, "text", text)
 
-    def __eq__(self, other):
+    def _key(self) -> tuple:
+        v = self.value
+        if isinstance(v, bool):
+            return (self.text, "b", v)
+        if isinstance(v, float):
+            return (self.text, "f", float.hex(float(v)))
+        if isinstance(v, int):
+            return (self.text, "i", v)
+        return (self.text, "o", v)
+
+    def __eq__(self, other) -> bool:
         if other.__class__ is self.__class__:
-            return (self.value, self.text) == (other.value, other.text)
+            return self._key() == other._key()
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self.value, self.text))
+        return hash(self._key())
 
     def __str__(self) -> str:
         if self.text:
