@@ -466,8 +466,28 @@ def write_code_object(module: Module, path: str, *, inputs: tuple[str, ...] = ()
     # llvm-mc line numbers refer to the printed module, not to the source file
     data = assemble_bytes(print_module(module), filename=f"<printed module of {module.source or '?'}>")
     check_pc_relative_layout(module, data)
+    check_dynamic_relocations(module, data)
     write_output(path, data, inputs=inputs)
     return "assembled"
+
+
+def check_dynamic_relocations(module: Module, data: bytes) -> None:
+    """Refuse a rebuilt code object whose dynamic relocations (``.rela.dyn``: what the
+    loader writes into the data, e.g. a pointer table's ``R_AMDGPU_RELATIVE64``) differ
+    from the original code object's: the disassembler prints relocated data as the file's
+    bytes (zeros), so llvm-mc + ld.lld would drop them and the table would be null."""
+    co = module.code_object
+    if co is None or not getattr(co, "data", None):
+        return
+    from ..frontend.relocs import dynamic_relocations
+    old, new = dynamic_relocations(co.data), dynamic_relocations(data)
+    if old == new:
+        return
+    lost = [r for r in old if r not in new] or [r for r in new if r not in old] or old
+    raise AsmevoError(f"cannot rebuild {co.path}: the rebuilt code object would not keep its "
+                      f"dynamic relocations ({len(old)} in the original, {len(new)} rebuilt; "
+                      f"e.g. {lost[0].text()}); only an in-place patch (every change the "
+                      "same size) keeps them", file=module.source)
 
 
 def _symbolic_pc_relative(kernel: Kernel, getpc) -> bool:
