@@ -19,7 +19,7 @@ if ! have_llvm; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-19 lld-19 clang-19 >/dev/null
 fi
-if ! python3 -c "import asmevo, lark, elftools, msgpack, networkx, z3, numpy, yaml, pytest, hypothesis, jsonschema, rich, matplotlib, mcp.server, ray" 2>/dev/null \
+if ! python3 -c "import asmevo, lark, elftools, msgpack, networkx, z3, numpy, yaml, pytest, xdist, hypothesis, jsonschema, rich, matplotlib, mcp.server, ray" 2>/dev/null \
    || [ "$(python3 -c 'import asmevo,os;print(os.path.dirname(asmevo.__file__))' 2>/dev/null)" != "$PWD/asmevo" ]; then
   echo "setup: pip install -e .[test,mcp,ray]" >&2
   python3 -m pip install -q --disable-pip-version-check -e ".[test,mcp,ray]" 2>&1 | grep -v "Running pip as the 'root' user" || true

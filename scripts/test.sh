@@ -20,4 +20,14 @@ target=(tests)
 for a in "$@"; do
   if [ "${a#-}" = "$a" ] && [ -e "${a%%::*}" ]; then target=(); break; fi
 done
-exec python3 -m pytest -q -p no:cacheprovider "${marker[@]}" "$@" "${target[@]}"
+# tests run in parallel, one pytest-xdist worker per core (-n auto; --dist loadgroup keeps the
+# tests sharing a module fixture on one worker: tests/conftest.py), unless the arguments
+# choose (-n N, -n 0 or -p no:xdist) or pytest-xdist is missing (then one process, as before)
+par=()
+if python3 -c "import xdist" 2>/dev/null; then
+  par=(-n auto --dist loadgroup)
+  for a in "$@"; do
+    case "$a" in -n|-n*|--numprocesses*|no:xdist) par=() ;; esac
+  done
+fi
+exec python3 -m pytest -q -p no:cacheprovider "${par[@]}" "${marker[@]}" "$@" "${target[@]}"

@@ -44,3 +44,18 @@ def corpus_dir() -> pathlib.Path:
 def llvm_mc() -> str:
     """Path of llvm-mc (LLVM >= 17); skips only when LLVM is not installed (fails under CI=true)."""
     return require_tool("llvm-mc")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (scripts/test.sh runs ``-n auto --dist loadgroup``): the tests of
+    one module that share a module-scoped fixture defined in that module run on one worker,
+    so its setup (e.g. test_mutation.py's mutation runs, test_device_hip.py's evolve run) is
+    paid once, as in a serial run, not once per worker."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        mod = item.nodeid.split("::", 1)[0]
+        for name in getattr(info, "names_closure", ()):
+            defs = info.name2fixturedefs.get(name) or ()
+            if any(d.scope == "module" and d.baseid == mod for d in defs):
+                item.add_marker(pytest.mark.xdist_group(mod))
+                break
