@@ -53,10 +53,12 @@ def test_opt_verify_all_writes_unknown_results_as_unproved(corpus_dir, tmp_path,
     rc = main(["--passes=default", "--verify=all", "--harness", str(corpus_dir / "manifest.json"),
                "--entry", "vadd_f32_O0", str(corpus_dir / "vadd_f32_O0.co"), "-o", str(out)])
     err = capsys.readouterr().err
-    v = verify(str(corpus_dir / "vadd_f32_O0.co"), str(out) if out.exists() else "-",
-               level="z3") if out.exists() else None
     assert out.exists(), err
     if rc == 3:
         assert "UNPROVED" in err and "unknown-" in err
     else:
-        assert rc == 0 and v is not None and v.status is Status.ACCEPTED, err
+        # only an accepted run is re-verified: the z3 layer of the written code object (about
+        # a CPU minute) is what the rc == 0 claim rests on, and an unproved run needs none
+        assert rc == 0, err
+        v = verify(str(corpus_dir / "vadd_f32_O0.co"), str(out), level="z3")
+        assert v.status is Status.ACCEPTED, err
