@@ -11,6 +11,7 @@ from asmevo.verify import static as static_mod
 from asmevo.verify.verdict import Status
 
 from .helpers import parse, sub1
+from corpus_paths import CORPUS, corpus_code_objects
 
 
 @pytest.fixture
@@ -253,23 +254,30 @@ def test_forgiven_hazards_match_by_wait_states(vadd, monkeypatch):
     assert check_static(om, cm).status is Status.REJECTED_HAZARD
 
 
+def _corpus_ids(paths):
+    return [str(p.relative_to(CORPUS)) for p in paths]
+
+
+def test_the_corpus_sweeps_see_every_code_object(corpus_dir):
+    """What the per-code-object sweep below is parametrised over: clang, Triton and AITer,
+    all of them."""
+    files = corpus_code_objects()
+    assert len(files) >= 69, [p.name for p in files]
+
+
 @pytest.mark.slow
-def test_every_corpus_code_object_verifies_against_itself(corpus_dir):
+@pytest.mark.parametrize("path", corpus_code_objects(), ids=_corpus_ids(corpus_code_objects()))
+def test_every_corpus_code_object_verifies_against_itself(corpus_dir, path):
     """Full static (waitcnt, hazards, budgets) + ABI + z3 of every corpus code object
     against itself: accepted (hand-written kernels' own hazards are forgiven).  Slow tier:
-    runs in CI (scripts/test.sh), deselected by --quick."""
+    runs in CI (scripts/test.sh), deselected by --quick.  One test per code object (the
+    count is test_the_corpus_sweeps_see_every_code_object's), so that pytest-xdist spreads
+    the sweep over its workers."""
     from asmevo.frontend.loader import load
     from asmevo.verify import verify
-    from corpus_paths import corpus_code_objects
-    bad = []
-    files = corpus_code_objects()
-    assert len(files) >= 69, [p.name for p in files]     # clang, Triton and AITer, all of them
-    for p in files:
-        m = load(str(p))
-        v = verify(m, m, level="z3")
-        if not v.accepted:
-            bad.append(f"{p.name}: {v.status.value}: {v.message}")
-    assert bad == []
+    m = load(str(path))
+    v = verify(m, m, level="z3")
+    assert v.accepted, f"{path.name}: {v.status.value}: {v.message}"
 
 
 def test_descriptor_entry_must_be_the_kernel_symbol(corpus_dir):
