@@ -359,19 +359,21 @@ def test_added_s_sethalt_is_not_proved():
 #    to VGPRs, the WWM spill of the SGPR-spill VGPR dropped) is accepted only through the
 #    relational proof; the per-block windows alone stay undecided.
 
-def test_default_pipeline_on_vadd_f32_O0_is_accepted_by_the_relational_proof(corpus_dir):
-    """The correct rewrite is never refuted: the relational proof ends equivalent or, out of
-    its (deterministic) budget, unknown; the verifier accepts it or answers unknown.  (With
-    budget_s=900 the proof ends equivalent, in about 6 CPU minutes: too long for CI.)"""
+def _vadd_f32_o0(corpus_dir):
     from asmevo.frontend.loader import load
-    from asmevo.verify import verify
-    from asmevo.verify.diff import load_harness
-    from asmevo.verify.relational import prove_relational
-
     src = corpus_dir / "vadd_f32_O0.co"
-    orig = load(str(src))
-    cand = _optimised(src)
+    orig, cand = load(str(src)), _optimised(src)
     assert changed(orig, cand)
+    return orig, cand
+
+
+def test_default_pipeline_on_vadd_f32_O0_is_not_refuted_by_the_relational_proof(corpus_dir):
+    """The correct rewrite is never refuted: the relational proof ends equivalent or, out of
+    its (deterministic) budget, unknown.  (With budget_s=900 the proof ends equivalent, in
+    about 6 CPU minutes: too long for CI.)  The verifier's use of the proof is the next
+    test's (two tests of about 1.5 CPU minutes each, which pytest-xdist can run side by side)."""
+    from asmevo.verify.relational import prove_relational
+    orig, cand = _vadd_f32_o0(corpus_dir)
     v = check_kernels(orig, cand)                 # per-block windows only
     assert v.outcome == "unknown", v.text()
     # the proof's budgets are deterministic z3 resource counts (rlimit); a proof that needs
@@ -380,6 +382,14 @@ def test_default_pipeline_on_vadd_f32_O0_is_accepted_by_the_relational_proof(cor
                          timeout_ms=5000, budget_s=60)
     assert r.status in ("equivalent", "unknown"), r.reason
     assert r.counterexample is None
+
+
+def test_default_pipeline_on_vadd_f32_O0_is_accepted_by_the_relational_proof(corpus_dir):
+    """The verifier accepts the rewrite through the relational proof, or answers unknown
+    because the proof ran out of its budget; never rejected."""
+    from asmevo.verify import verify
+    from asmevo.verify.diff import load_harness
+    orig, cand = _vadd_f32_o0(corpus_dir)
     h = load_harness(str(corpus_dir / "manifest.json"), "vadd_f32_O0")
     v = verify(orig, cand, harness=h, level="all", trials=3)
     assert v.outcome in ("accepted", "unknown"), v.text()
