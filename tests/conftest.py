@@ -46,6 +46,7 @@ def llvm_mc() -> str:
     return require_tool("llvm-mc")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (its hook names the groups)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (scripts/test.sh runs ``-n auto --dist loadgroup``): the tests of
     one module that share a module-scoped fixture defined in that module run on one worker,
