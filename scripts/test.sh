@@ -3,9 +3,11 @@
 #   bash scripts/test.sh            every test, including the slow tier (the full verifier mutation
 #                                   run behind docs/verify.md's figures, every corpus code object
 #                                   verified against itself, whole-corpus pipeline sweeps); what CI
-#                                   runs.  Default tier about 8.5 minutes; slow tier about 6.5
-#                                   minutes of CPU (measured 21 minutes of wall time with the
-#                                   2 cores shared and a load average of 10).
+#                                   runs.  About 29 minutes of CPU in all (measured 1742 s, one
+#                                   process), run by pytest-xdist on every core: measured 37
+#                                   minutes of wall time with 2 cores shared at a load average of
+#                                   5-9 (one process: 72 minutes at a load average of 10-15); about
+#                                   15 minutes on 2 idle cores.
 #   bash scripts/test.sh --quick    skip the tests marked slow
 # Extra arguments go to pytest (paths among them replace the default 'tests').  Tests that need ../shared/corpus (or $ASMEVO_CORPUS) are skipped
 # when it is absent -- except under CI=true (as .ci/run sets), where a missing corpus fails the run
