@@ -67,6 +67,12 @@ class AsmSyntaxError(AsmevoError):
     """Assembly text that does not parse or does not type-check against the ISA table."""
 
 
+class NotModelledError(AsmSyntaxError):
+    """Assembly text the assembler accepts but asmevo's IR does not model (``.rept``, ``.if``,
+    data or fill directives among instructions): refused where the IR itself is used (passes,
+    proposals), while the routes that judge or run text go through the assembler's bytes."""
+
+
 class CodeObjectError(AsmevoError):
     """A truncated, corrupt or foreign ELF file (byte offset given)."""
 

@@ -200,8 +200,8 @@ def _kernels_of(original: str, module=None):
         ks = {k.name: k for k in co.kernels}
         holder = SimpleNamespace(code_object=co, source=original, items=())
         return list(ks), lambda n: kernel_config(holder, ks[n])
-    from ..frontend.loader import load
-    m = load(original)
+    from ..frontend.loader import load_bytes
+    m = load_bytes(original)     # the kernels and metadata of the bytes the text assembles to
     ks = {k.name: k for k in m.kernels if k.is_kernel}
     return list(ks), lambda n: kernel_config(m, ks[n])
 

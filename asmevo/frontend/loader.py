@@ -170,6 +170,91 @@ def load(path: str | os.PathLike) -> Module:
     return module
 
 
+def load_bytes(path: str | os.PathLike) -> Module:
+    """The module of the bytes the hardware would run: a code object is loaded
+    (disassembled); assembly text is checked as :func:`load` checks it (located errors,
+    exit 2), then assembled and linked (llvm-mc + ld.lld, the backend's
+    :func:`asmevo.backend.assemble.assemble_bytes`) and the resulting code object is loaded.
+    The text is never trusted as parsed: what the IR does not model (``.rept``, ``.if``,
+    ``.long`` words, macros, symbol arithmetic) is in these bytes as the assembler made it,
+    and the parser's refusals of such text (:class:`~asmevo.errors.NotModelledError`) do
+    not stop this route.
+
+    Every route that judges or runs a kernel given as a file (``asmevo verify``/``run``,
+    ``asmevo-opt --verify``, the MCP tools, the harness check) loads it with this.
+
+    Raises:
+        AsmevoError: unreadable or malformed input; for text, llvm-mc or ld.lld diagnostics.
+    """
+    path = os.fspath(path)
+    check_input_path(path)
+    if is_code_object(path) or path.endswith((".co", ".hsaco")):
+        return load(path)
+    text = check_text(path)
+    return load_assembled_text(text, path)
+
+
+def check_text(path: str) -> str:
+    """Read the assembly file ``path`` and make :func:`load`'s checks on it (parse, type
+    check, labels, ``.amdhsa_kernel`` and metadata values), except the parser's refusal of
+    what the IR does not model; returns the text.
+
+    Raises:
+        AsmevoError: as :func:`load` (located at file:line:column).
+    """
+    from ..errors import NotModelledError
+    from .asm_parser import parse_asm
+    text = read_assembly_text(path)
+    try:
+        module = parse_asm(text, path, check=True)
+    except NotModelledError:
+        return text     # the assembler decides what such text is (its diagnostics located)
+    check_text_module(module, text)
+    fill_text_abi(module)
+    return text
+
+
+def load_assembled_text(text: str, source: str) -> Module:
+    """Assemble ``text`` (of the file ``source``) into a temporary code object and load it.
+
+    Raises:
+        AsmevoError: llvm-mc or ld.lld diagnostics (located in ``source``).
+    """
+    import tempfile
+    from ..backend.assemble import assemble_bytes
+    data = assemble_bytes(text, filename=source)
+    with tempfile.TemporaryDirectory(prefix="asmevo-bytes-") as d:
+        out = os.path.join(d, os.path.splitext(os.path.basename(source or "input"))[0] + ".co")
+        with open(out, "wb") as f:
+            f.write(data)
+        m = load(out)
+    m.source = source
+    return m
+
+
+def as_built(module: Module) -> Module:
+    """The module of the bytes ``module`` is written as (an in-memory module is never trusted
+    as-is): :func:`asmevo.backend.rebuild.write_code_object` (in-place patch or llvm-mc +
+    ld.lld rebuild, what ``asmevo-opt -o X.co``, evolve and the MCP export write) into a
+    temporary file, loaded back (disassembled).
+
+    Raises:
+        AsmevoError: the module does not assemble or link.
+    """
+    import copy
+    import tempfile
+    from ..backend.rebuild import write_code_object
+    src = module.source
+    m = copy.copy(module)
+    m.items = copy.deepcopy(module.items)   # write_code_object prepares (edits) its module
+    with tempfile.TemporaryDirectory(prefix="asmevo-built-") as d:
+        out = os.path.join(d, "built.co")
+        write_code_object(m, out)
+        built = load(out)
+    built.source = src
+    return built
+
+
 #: The ``.amdhsa_kernel`` block directives llvm-mc 19 accepts (AMDGPUAsmParser.cpp
 #: ParseDirectiveAMDHSAKernel); any other ``.amdhsa_*`` line inside the block is
 #: "unknown .amdhsa_kernel directive".

@@ -151,6 +151,16 @@ class Session:
                           "nor a stored candidate")
 
     @staticmethod
+    def _built(m, candidate):
+        """The module of the bytes ``m`` is written as (what ``export`` writes): a candidate
+        (K0 with stored blocks) is written as a code object and loaded back, so ``verify``
+        and ``run`` judge and run those bytes, not the in-memory IR
+        (:func:`asmevo.frontend.loader.as_built`).  A loaded kernel is already its bytes."""
+        from ..frontend.loader import as_built
+        from ..verify.driver import needs_building
+        return as_built(m) if candidate or needs_building(m) else m
+
+    @staticmethod
     def _hash(lin: Lineage, ident: str, missing_ok=False) -> str | None:
         s = ident.lower()
         if len(s) >= 8 and all(c in "0123456789abcdef" for c in s):
@@ -169,10 +179,12 @@ class Session:
         """Load a code object (or assembly) and optionally its harness."""
         from ..analysis import AnalysisManager
         from ..emu.harness import check_reference, load_harness
-        from ..frontend.loader import load
+        from ..frontend.loader import load_bytes
         if not isinstance(path, str) or not path:
             raise AsmevoError("path must be the path of a code object or assembly file")
-        m = load(path)
+        # the bytes: assembly text is assembled and linked, then loaded back (every tool then
+        # sees what the hardware would run, not a parse that ignores .rept/.if/.long...)
+        m = load_bytes(path)
         h = load_harness(harness, entry) if harness else None
         if h is not None:
             check_reference(h)  # run_kernel and evolve compare with it: say a bad one now
@@ -342,15 +354,15 @@ class Session:
     def verify(self, a: str, b: str, level: str = "all") -> dict:
         """The verifier's verdict on ``b`` against ``a`` (kernel or candidate ids)."""
         from ..verify import verify
-        ma, name, ka, _ = self._find(a)
-        mb, nb, _, _ = self._find(b)
+        ma, name, ka, ha = self._find(a)
+        mb, nb, _, hb = self._find(b)
         if nb != name:
             raise AsmevoError(f"{a} is kernel {name} and {b} is kernel {nb}: nothing to compare")
         if level not in ("static", "z3", "diff", "all"):
             raise AsmevoError(f"unknown level {level!r}; expected static, z3, diff or all")
         if ka.harness is None and level in ("diff", "all"):
             level = "z3"
-        v = verify(ma, mb, harness=ka.harness, level=level, entry=name)
+        v = verify(self._built(ma, ha), self._built(mb, hb), harness=ka.harness, level=level, entry=name)
         return json.loads(json.dumps(v.to_json(), default=str))
 
     def run(self, kernel_id: str, seed: int = 0) -> dict:
@@ -359,11 +371,11 @@ class Session:
         from ..emu.harness import compare, make_inputs, make_launch, reference
         from ..emu.launch import run_kernel
         seed = _int(seed, "seed", 0, 2**32 - 1)
-        m, name, k, _ = self._find(kernel_id)
+        m, name, k, h = self._find(kernel_id)
         if k.harness is None:
             raise AsmevoError(f"kernel {k.id} was loaded without a harness: nothing to run")
         inputs = make_inputs(k.harness, seed)
-        res = run_kernel(m, name, make_launch(k.harness, inputs))
+        res = run_kernel(self._built(m, h), name, make_launch(k.harness, inputs))
         outs = {}
         for n, arr in res.outputs.items():
             a = np.asarray(arr)

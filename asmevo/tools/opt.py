@@ -337,7 +337,6 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         from ..emu.harness import checked_entry
         checked_entry(args.harness, args.entry, args.input, module=module,
                       fits=args.verify in ("diff", "all"))
-    original = _load(args.input) if args.verify else None
     inst = mgr.Instrumentation(print_before=args.print_before, print_after=args.print_after,
                                print_before_all=args.print_before_all,
                                print_after_all=args.print_after_all,
@@ -373,35 +372,39 @@ def _run(args: argparse.Namespace, record: dict | None) -> int:
         from ..fileio import check_not_input
         check_not_input(out, (args.input, getattr(args, "harness", None),
                               *(getattr(args, "load_pass_plugin", None) or [])))
-    if args.verify and out != "-":
+    if args.verify:
         # Verify the bytes that will be kept: write a temporary file beside the output
-        # (in the temporary directory for a device or a pipe), verify the input against
-        # it, then rename it (copy it into a device or pipe; delete it when rejected).
+        # (in the temporary directory for standard output, a device or a pipe), verify the
+        # input against it (the verifier assembles text and loads code objects: never the
+        # in-memory IR), then rename it (copy it into a device, a pipe or standard output;
+        # delete it when rejected).
         import tempfile
         from ..fileio import commit_temp, is_direct, rename_target
-        tdir = (None if is_direct(out)
+        text_only = getattr(args, "S", False) or out == "-"
+        tdir = (None if out == "-" or is_direct(out)
                 else os.path.dirname(os.path.abspath(rename_target(out))))
-        fd, tmp = tempfile.mkstemp(dir=tdir, prefix=".asmevo-opt-",
-                                   suffix=os.path.splitext(out)[1] or ".s")
+        # the suffix says what the file holds: text (-S, standard output) is .s, whatever
+        # the output's name (a .co name on text made the verifier read it as an ELF file)
+        suffix = ".s" if text_only else (os.path.splitext(out)[1] or ".s")
+        fd, tmp = tempfile.mkstemp(dir=tdir, prefix=".asmevo-opt-", suffix=suffix)
         os.close(fd)
         try:
             how = _write(module, tmp, args.input, verbose=args.stats, shown=out,
-                         text_only=getattr(args, "S", False), prog=_prog(args),
-                         changed=changed)
+                         text_only=text_only, prog=_prog(args), changed=changed)
             rc = _verify(args, args.input, tmp, record)
             if rc and rc != 3:
                 return rc
-            commit_temp(tmp, out)
+            if out == "-":
+                with open(tmp, encoding="utf-8") as f:
+                    sys.stdout.write(f.read())
+            else:
+                commit_temp(tmp, out)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         if record is not None:
             record["output_written"] = how
         return rc
-    if args.verify:
-        rc = _verify(args, original, module, record)
-        if rc and rc != 3:
-            return rc
     how = _write(module, out, args.input, verbose=args.stats, text_only=getattr(args, "S", False),
                  prog=_prog(args), changed=changed)
     if record is not None:

@@ -50,19 +50,21 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     """Run the kernel; 0 on success, 1 on a --check mismatch."""
     from ..emu import harness as H
-    from ..frontend.loader import load
+    from ..frontend.loader import load_bytes
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise AsmevoError("--out must be a directory", file=args.out)  # before any work
+    # what runs is the bytes: assembly text is assembled and linked, then loaded back
+    # (a parse of the text ignores .rept, .if, .long words...)
+    module = load_bytes(args.input)
     # the entry, its kernel, its launch against the kernel's metadata and (--check) its
     # reference, before any work
-    h = H.checked_entry(args.harness, args.entry, args.input, kernel=args.kernel, fits=True,
-                        reference=args.check)
+    h = H.checked_entry(args.harness, args.entry, args.input, module=module, kernel=args.kernel,
+                        fits=True, reference=args.check)
     if args.check and not h.get("reference"):
         raise AsmevoError(f"--check: entry {h.get('name')!r} has no 'reference' "
                           "(\"FILE.py:FUNCTION\") to compare with", file=args.harness)
     from ..device import get_device
     device = get_device(args.device)       # a missing HIP runtime: exit 2 before any work
-    module = load(args.input)
     name = args.kernel or h.get("kernel")
     if name is None:
         ks = [k.name for k in module.kernels if k.is_kernel]

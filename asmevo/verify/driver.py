@@ -67,52 +67,63 @@ def load_module(path: str) -> Module:
 
 
 def assembled_module(path: str) -> Module:
-    """Assemble and link the assembly file ``path`` (:func:`asmevo.backend.assemble.assemble`,
-    llvm-mc + ld.lld) into a temporary code object and load that
-    (:func:`asmevo.frontend.loader.load`, i.e. disassemble it).  Every layer then reasons
-    about the bytes the hardware would run, not about the parsed text (``.if 0`` blocks,
-    ``.long`` instruction words, macros...).
+    """Assemble and link the assembly file ``path`` (llvm-mc + ld.lld) into a temporary code
+    object and load that (:func:`asmevo.frontend.loader.load_bytes`, i.e. disassemble it).
+    Every layer then reasons about the bytes the hardware would run, not about the parsed
+    text (``.if 0`` blocks, ``.long`` instruction words, ``.rept``, macros...).
 
     Raises:
         AsmevoError: unreadable text, llvm-mc or ld.lld diagnostics, or an undecodable
             result (with the file name).
     """
-    import tempfile
-    from ..backend.assemble import assemble
-    from ..frontend.loader import load, read_assembly_text
-    text = read_assembly_text(path)
-    with tempfile.TemporaryDirectory(prefix="asmevo-verify-") as d:
-        out = os.path.join(d, os.path.splitext(os.path.basename(path))[0] + ".co")
-        assemble(text, out, filename=path)
-        m = load(out)
-    return m
+    from ..frontend.loader import load_bytes
+    return load_bytes(path)
+
+
+def needs_building(m: Module) -> bool:
+    """Whether an in-memory module must be written and loaded back before it is judged:
+    it did not come from a code object (parsed from text, built in memory), or a block of a
+    function carries directives (whatever they emit is in the bytes, not in the IR)."""
+    if m.code_object is None:
+        return True
+    return any(b.directives for k in m.kernels for b in k.blocks)
 
 
 def _as_module(x: Any, role: str) -> tuple[Module | None, Verdict | None]:
-    """Module for ``x`` (path or Module).  An assembly file is assembled and linked, and the
-    resulting code object is what is verified (:func:`assembled_module`).  For the
-    candidate, load/assembly failures are a ``build-failed`` verdict; for the original
-    they raise (bad input)."""
+    """Module of the bytes for ``x`` (path or Module).  An assembly file is assembled and
+    linked, and the resulting code object is what is verified (:func:`assembled_module`); an
+    in-memory module that came from text (or whose blocks carry directives) is written as a
+    code object and loaded back (:func:`asmevo.frontend.loader.as_built`), never trusted as
+    parsed.  For the candidate, load/assembly failures are a ``build-failed`` verdict; for the
+    original they raise (bad input)."""
+    from ..frontend.loader import as_built, is_code_object
     if isinstance(x, Module):
-        return x, None
+        if not needs_building(x):
+            return x, None
+        if role == "original":
+            return as_built(x), None
+        try:
+            return as_built(x), None
+        except AsmevoError as e:
+            return None, Verdict(Status.BUILD_FAILED, "candidate does not assemble",
+                                 [Evidence("build", "llvm-mc", str(e)[:2000], {})])
     path = os.fspath(x)
     if role == "original":
-        m = load_module(path)
-        if m.code_object is None:
-            m = assembled_module(path)
-        return m, None
+        return assembled_module(path), None
+    from ..frontend.loader import check_input_path, check_text, load_assembled_text
     try:
-        m = load_module(path)
+        check_input_path(path)
+        if is_code_object(path) or path.endswith((".co", ".hsaco")):
+            return load_module(path), None
+        text = check_text(path)
     except AsmevoError as e:
         return None, Verdict(Status.BUILD_FAILED, f"candidate does not load: {e}",
                              [Evidence("build", "load", str(e), {"path": path})])
-    if m.code_object is None:
-        try:
-            m = assembled_module(path)
-        except AsmevoError as e:
-            return None, Verdict(Status.BUILD_FAILED, "candidate does not assemble",
-                                 [Evidence("build", "llvm-mc", str(e)[:2000], {"path": path})])
-    return m, None
+    try:
+        return load_assembled_text(text, path), None
+    except AsmevoError as e:
+        return None, Verdict(Status.BUILD_FAILED, "candidate does not assemble",
+                             [Evidence("build", "llvm-mc", str(e)[:2000], {"path": path})])
 
 
 def verify(original: Any, candidate: Any, *, harness: Any = None, level: str = "all",
