@@ -61,7 +61,8 @@ def patch_in_place(module: Module, path: str, *, inputs: tuple[str, ...] = (),
     """Write ``module``'s original code object to ``path`` with only changed bytes replaced.
 
     Returns ``False`` (writing nothing) when the module did not come from a
-    code object, a function's code no longer fits its original byte range,
+    code object, a block of a function carries directives (only the assembler knows
+    what they emit), a function's code no longer fits its original byte range,
     an instruction from the file moved, a changed instruction does not
     assemble, kernels were added or removed, or the metadata changed.
     ``prepared`` means :func:`asmevo.backend.rebuild.prepare` already ran.
@@ -79,6 +80,8 @@ def patch_in_place(module: Module, path: str, *, inputs: tuple[str, ...] = (),
     funcs = module.kernels
     if {k.name for k in funcs} != set(co.code_ranges):
         return False
+    if any(b.directives for k in funcs for b in k.blocks):
+        return False  # what a directive among the code emits is the assembler's: rebuild
     text = co.text
     new_text = bytearray(text.data)
     for k in funcs:

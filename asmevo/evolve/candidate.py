@@ -1,7 +1,9 @@
 """A candidate is K0 with one kernel's code replaced: its blocks, canonical text and hash.
 
 The content hash covers the canonical text of the optimised kernel: blocks named ``bb0``,
-``bb1``... in layout order (branch targets renamed alike), one instruction a line.  Two
+``bb1``... in layout order (branch targets renamed alike), one instruction a line (a raw
+instruction with its bytes, since those, not its text, are written), each block's
+directives before it.  Two
 candidates with the same code have the same hash whatever their labels, addresses or the
 operator that made them, so the store never holds or evaluates a program twice.
 """
@@ -36,8 +38,13 @@ def canonical_lines(kernel: Kernel) -> list[str]:
     names = label_map(kernel)
     out = []
     for i, b in enumerate(kernel.blocks):
+        # every line that may affect the bytes is hashed: a block's directives, and the words
+        # of a raw instruction (written as .long: its bytes, not its text, are what runs)
+        out.extend("\t" + d.text() for d in b.directives)
         out.append(f"bb{i}:")
-        out.extend("\t" + inst_text(x, names) for x in b.instructions)
+        out.extend("\t" + inst_text(x, names) + (f"\t; bytes {x.encoding.hex()}"
+                                                  if x.raw and x.encoding is not None else "")
+                   for x in b.instructions)
     return out
 
 

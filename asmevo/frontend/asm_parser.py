@@ -20,7 +20,16 @@ File structure (functions, basic blocks, ``.amdhsa_kernel`` and
 * blocks split at labels, after branches (``s_branch``, ``s_cbranch_*``,
   ``s_setpc_b64``) and ``s_endpgm``, and where a directive sits between
   instructions (that directive belongs to the next block's ``directives``);
-* directives between functions stay top-level :class:`Directive` items.
+* directives between functions stay top-level :class:`Directive` items;
+* the IR holds nothing it does not model (:func:`_code_directive`): a directive that
+  repeats or conditionally includes lines (``.rept``/``.irp``/``.endr``, ``.if*``/
+  ``.else``/``.endif``, ``.macro``, ``.include``) is refused anywhere, and inside a
+  function's code only directives that emit no bytes are kept (``.loc``, ``.cfi_*``,
+  ``.set``...) and alignment without a fill value (``s_nop`` padding); ``.long``/``.int``/``.4byte`` words there become raw instructions (the
+  bytes they are: ``asmevo dis``'s ``.long WORDS ; INSTRUCTION`` form with the comment's
+  instruction, else one opaque word each, as the disassembler keeps a word it cannot
+  decode); any other data, fill or alignment directive in code is refused.  Every error is
+  located at ``file:line:column``.
 
 Outside the grammar, Python only (a) blanks ``/* */`` comments that span
 lines, (b) cuts a trailing ``;``/``//`` comment to form the memo key, and (c)
@@ -38,7 +47,7 @@ import pathlib
 import re
 import sys
 
-from ..errors import AsmSyntaxError
+from ..errors import AsmSyntaxError, NotModelledError
 from ..ir.instruction import Instruction
 from ..ir.module import (AmdhsaKernel, BasicBlock, Directive, Kernel, LabelDef, MetadataBlock,
                          Module)
@@ -810,6 +819,12 @@ def parse_asm(text: str, filename: str = "<input>", *, check: bool = False) -> M
             continue
         if stmt[0] == "d":
             name = stmt[1]
+            if name in _CONTROL_DIRECTIVES:   # here: before the lines it governs are parsed
+                raise _refuse(name, f"{name} is not supported: asmevo's IR does not model "
+                              "directives that repeat, conditionally include or define lines "
+                              "(only the assembler knows what code they make); expected the "
+                              "lines written out (or work on the code object: asmevo asm, "
+                              "then asmevo dis)", filename, n, raw)
             if name == ".amdgpu_metadata":
                 in_meta, meta_lines, meta_start = True, [], n
                 if labels:
@@ -829,7 +844,7 @@ def parse_asm(text: str, filename: str = "<input>", *, check: bool = False) -> M
     if not func_syms:
         func_syms = _implicit_functions(recs)
 
-    module = _build(recs, func_syms, amdhsa_names, filename)
+    module = _build(recs, func_syms, amdhsa_names, filename, lines)
     if check:
         from .typecheck import check_module
         check_module(module, filename, source)
@@ -937,8 +952,90 @@ class _Builder:
             self.pending.append(d)
 
 
+#: directives that repeat, conditionally include or define lines: what they make of the text
+#: only the assembler knows, so the IR would hold other code than the bytes (refused anywhere)
+_CONTROL_DIRECTIVES = frozenset({
+    ".if", ".ifdef", ".ifndef", ".ifnotdef", ".ifb", ".ifnb", ".ifc", ".ifnc", ".ifeq",
+    ".ifeqs", ".ifne", ".ifnes", ".ifge", ".ifgt", ".ifle", ".iflt", ".else", ".elseif",
+    ".endif", ".rept", ".rep", ".irp", ".irpc", ".endr", ".macro", ".endm", ".endmacro",
+    ".exitm", ".purgem", ".include", ".altmacro", ".noaltmacro"})
+#: directives that emit no bytes into the code and leave the meaning of every instruction as
+#: written: kept in a function's code (as block directives)
+_NO_CODE_DIRECTIVES = frozenset({
+    ".loc", ".file", ".globl", ".global", ".type", ".protected", ".hidden", ".weak", ".local",
+    ".internal", ".ident", ".addrsig", ".addrsig_sym", ".size", ".set", ".equ", ".equiv",
+    ".amdgpu_hsa_kernel", ".amdgpu_lds", ".end_amdgpu_lds"})
+#: alignment in code with no fill value: llvm-mc pads with ``s_nop 0`` (Triton aligns the
+#: block after its kernarg-preload prologue so); kept as block directives, the padding is
+#: no-ops the IR leaves out (the backend rebuilds rather than patches such a function).
+#: A fill value (``.p2align 8, 0x0``) would execute as whatever it encodes: refused.
+_ALIGN_DIRECTIVES = frozenset({".p2align", ".balign", ".align"})
+#: 4-byte word directives: in a function's code, raw instruction words
+_WORD_DIRECTIVES = frozenset({".long", ".int", ".4byte"})
+
+
+def _column_of(line: str | None, word: str) -> int | None:
+    if line is None:
+        return None
+    i = line.find(word)
+    return i + 1 if i >= 0 else None
+
+
+def _refuse(name: str, what: str, filename: str, n: int, line: str | None) -> NotModelledError:
+    return NotModelledError(what, file=filename, line=n, column=_column_of(line, name) or 1)
+
+
+def _line_comment(line: str | None) -> str | None:
+    """The text after a ``;`` or ``//`` comment mark of ``line`` (None when it has none)."""
+    if line is None or '"' in line:
+        return None
+    i, j = line.find(";"), line.find("//")
+    if j >= 0 and (i < 0 or j < i):
+        i, k = j, 2
+    else:
+        k = 1
+    return line[i + k:].strip() if i >= 0 else None
+
+
+def _word_instructions(name: str, args: str, line: str | None, filename: str,
+                       n: int, kernel: str) -> list[Instruction]:
+    """The raw instruction(s) of a ``.long``/``.int``/``.4byte`` line in ``kernel``'s code: with
+    a comment that is one instruction (``asmevo dis``'s ``.long 0x7e0002ff, 0x3f800000 ;
+    v_mov_b32_e32 v0, 0x3f800000``), that instruction with these words as its bytes (the
+    comment names what the analyses and passes see; every layer that judges or runs code
+    reads the bytes, :func:`asmevo.frontend.loader.load_bytes`); else one opaque word per
+    value (opcode ``.long``, what the disassembler keeps for a word it cannot decode; every
+    analysis treats it as any instruction).
+
+    Raises:
+        AsmSyntaxError: a value that is not an integer literal of 32 bits.
+    """
+    words = []
+    for v in (x.strip() for x in args.split(",")):
+        try:
+            w = int(v, 0)
+        except ValueError:
+            w = None
+        if w is None or not -(1 << 31) <= w < (1 << 32):
+            raise _refuse(name, f"{name} {v or '(nothing)'} in the code of {kernel}: expected "
+                          "integer literals of 32 bits (instruction words); symbols and "
+                          "expressions in code are not modelled", filename, n, line)
+        words.append(w & 0xFFFFFFFF)
+    enc = b"".join(w.to_bytes(4, "little") for w in words)
+    comment = _line_comment(line)
+    if comment and not comment.startswith("."):
+        try:
+            labels, stmt = parse_line(comment, filename, n)
+        except AsmSyntaxError:
+            labels, stmt = (), None
+        if not labels and stmt is not None and stmt[0] == "i":
+            return [Instruction(stmt[1], stmt[2], stmt[3], encoding=enc, raw=True, line=n)]
+    return [Instruction(".long", [Expr(f"{w:#010x}")], encoding=w.to_bytes(4, "little"),
+                        raw=True, line=n) for w in words]
+
+
 def _build(recs: list[tuple], func_syms: set[str], amdhsa_names: set[str],
-           filename: str) -> Module:
+           filename: str, lines: list[str] | None = None) -> Module:
     bld = _Builder(filename, amdhsa_names)
     bld.taken = {lab for _n, labels, _s in recs if labels for lab in labels}
     items = bld.items
@@ -993,6 +1090,21 @@ def _build(recs: list[tuple], func_syms: set[str], amdhsa_names: set[str],
                     bld.end_kernel()
                 elif name == ".size" and args.split(",")[0].strip() == bld.kernel.name:
                     bld.end_kernel()
+                elif name in _WORD_DIRECTIVES:
+                    for inst in _word_instructions(name, args, lines[n - 1] if lines else None,
+                                                   filename, n, bld.kernel.name):
+                        bld.add_instruction(inst)
+                    continue
+                elif name not in _NO_CODE_DIRECTIVES and not name.startswith(".cfi_") \
+                        and not (name in _ALIGN_DIRECTIVES and "," not in args):
+                    raise _refuse(name, f"{name} in the code of {bld.kernel.name}: asmevo's IR "
+                                  "does not model directives that emit, pad or align bytes "
+                                  "among instructions; expected instructions, labels, "
+                                  ".long instruction words, directives that emit nothing "
+                                  "(.loc, .cfi_*, .set...) or .p2align N without a fill value; "
+                                  "or the directive after the "
+                                  "function's .size", filename, n,
+                                  lines[n - 1] if lines else None)
             bld.add_directive(d)
         else:  # metadata
             bld.end_kernel()
