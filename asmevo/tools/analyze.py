@@ -45,10 +45,15 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     """Analyse ``args.input``; returns 0, or 1 when any violation is found."""
     from ..analysis import AnalysisManager
-    from ..frontend.loader import load
+    from ..errors import NotModelledError
+    from ..frontend.loader import load, load_bytes
     _DATA_WORD.clear()
-    module = load(args.input)  # bad text fails here, at file:line:column
     source = None
+    try:
+        module = load(args.input)  # bad text fails here, at file:line:column
+    except NotModelledError:
+        # text the IR does not model (.rept, .if...): the assembled bytes, without source lines
+        module = load_bytes(args.input)
     if module.code_object is None:
         module = assembled_text_module(args.input, module)
         source = args.input

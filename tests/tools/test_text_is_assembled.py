@@ -88,3 +88,10 @@ def test_run_text_with_a_long_word(tmp_path, capsys):
     out = capsys.readouterr()
     assert rc == 1, out
     assert np.all(np.load(tmp_path / "r" / "c.npy") == np.float32(1.0))
+
+
+def test_analyze_text_the_parser_refuses_reads_the_bytes(tmp_path, capsys):
+    src = _vadd(tmp_path, "rept.s", "\t.rept 2\n" + ADD + "\tv_mov_b32_e32 v6, v2\n\t.endr\n")
+    rc = cli_main(["analyze", src])
+    out = capsys.readouterr().out
+    assert rc == 0 and "vadd_f32: 23 instructions" in out, out    # both copies of the body
