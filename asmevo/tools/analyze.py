@@ -129,7 +129,9 @@ def assembled_text_module(path: str, text_module):
         if tk is None:
             continue
         a = list(k.instructions())
-        b = list(tk.instructions())
+        # words written as .long in the text are raw instructions of the parse: spelled as data
+        words = [i for i in tk.instructions() if i.raw and i.encoding is not None]
+        b = [i for i in tk.instructions() if not (i.raw and i.encoding is not None)]
         sm = difflib.SequenceMatcher(None, [_match_key(i) for i in a],
                                      [_match_key(i) for i in b], autojunk=False)
         for blk in sm.get_matching_blocks():
@@ -140,6 +142,7 @@ def assembled_text_module(path: str, text_module):
         # neighbouring instruction lines
         data = sorted(d.line for bb in tk.blocks for d in getattr(bb, "directives", ())
                       if d.name in _DATA_DIRECTIVES and d.line is not None)
+        data = sorted(set(data) | {i.line for i in words if i.line is not None})
         prev = 0
         for n, inst in enumerate(a):
             if inst.line is not None:
