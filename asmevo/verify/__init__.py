@@ -19,7 +19,7 @@ from .verdict import Evidence, Status, Verdict
 #: of proofs (:meth:`asmevo.evolve.gate.GateContext._chained`) only when it was given by this
 #: version: a run directory resumed after such a fix must not build on a verdict the fixed
 #: verifier might refuse.
-VERIFIER_VERSION = 7
+VERIFIER_VERSION = 8
 
 
 def verify(*args, **kwargs) -> Verdict:
