@@ -313,8 +313,10 @@ def _implicit(inst, f: Facts) -> tuple[tuple, tuple]:
 
 
 def _roles_isa(inst):
-    """(def ops, use ops, partial ops, implicit defs, implicit uses) from :mod:`asmevo.isa`,
-    or ``None`` when the table is absent or does not know the mnemonic."""
+    """(def ops, use ops, partial ops, implicit defs, implicit uses, positions of the written
+    operands) from :mod:`asmevo.isa`, or ``None`` when the table is absent or does not know the
+    mnemonic.  Positions, not identity: the parser shares one operand object per register
+    spelling, so ``v2`` as destination and as source is the same object."""
     if _isa_mod is None or _info(inst) is None:
         return None
     try:
@@ -326,7 +328,8 @@ def _roles_isa(inst):
     d = [o for o, r in zip(inst.operands, roles) if r == "def"]
     u = [o for o, r in zip(inst.operands, roles) if r == "use"]
     p = [o for o, r in zip(inst.operands, roles) if r == "defuse"]
-    return d, u, p, idefs, iuses
+    wpos = [i for i, r in enumerate(roles) if r in ("def", "defuse")]
+    return d, u, p, idefs, iuses, wpos
 
 
 _CACHE: dict = {}
@@ -364,7 +367,7 @@ def facts(inst) -> Facts:
             f.passes = p
     isa_roles = _roles_isa(inst) if USE_ISA_TABLE else None
     if isa_roles is not None:
-        dops, uops, pops, idefs, iuses = isa_roles
+        dops, uops, pops, idefs, iuses, _ = isa_roles
         b = _base_mnemonic(inst.opcode)
         # tied accumulators (v_fmac, v_dot2c, SMFMAC srcC = vdst) read their destination
         if _TIED_DST.match(b) or b.startswith("v_smfmac"):
@@ -528,11 +531,11 @@ def _classify_effects(inst) -> Effects:
         # not in the ISA table: never remove, and assume it may read anything
         return Effects(frozenset(uses) | frozenset(fx.uses), frozenset(fx.defs + fx.partial),
                        frozenset(), True, vector, False, True, False, kind, False, 0)
-    dops, uops, pops, idefs, iuses = roles
+    dops, uops, pops, idefs, iuses, pos = roles
     wops, rops = dops + pops, uops + pops
     dmay = set(_units(wops)) | set(idefs)
     if not counted:
-        wops, rops = [], rops + ops
+        wops, rops, pos = [], rops + ops, []
     if (fx.ds or kind in ("vmem", "flat")) and not wops:
         partial = False   # d16 stores write no register
     d_units = frozenset(_units(wops))
@@ -546,7 +549,6 @@ def _classify_effects(inst) -> Effects:
     else:
         dmust.update(d_units)
     uses.update(r_units)
-    pos = [i for i, o in enumerate(ops) if any(o is w for w in wops)]
     ndefs = len(pos) if pos == list(range(len(pos))) else -1
     return Effects(frozenset(uses), frozenset(dmay), frozenset(dmust), side, vector, partial,
                    uses_all, barrier, kind, True, ndefs)

@@ -114,3 +114,12 @@ def test_fmaak_destination_is_not_tied_but_fmac_is():
     fmaak, fmac, _ = m.kernels[0].instructions()
     assert ("v", 0) not in facts(fmaak).uses and ("v", 0) in facts(fmaak).defs
     assert ("v", 3) in facts(fmac).uses
+
+
+def test_written_operands_by_position_not_identity():
+    # the parser shares one operand object per register spelling: v2 as destination and as
+    # source is one object, so the written operands are found by position (ndefs was -1)
+    for _ in range(3):
+        e = E("v_add_co_u32_e32 v2, vcc, 1, v2")
+        assert e.ndefs == 2
+    assert E("v_add_u32_e32 v3, v3, v3").ndefs == 1
