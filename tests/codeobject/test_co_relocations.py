@@ -15,29 +15,12 @@ import pytest
 
 from corpus_paths import require_tool
 
-from asmevo.backend.assemble import assemble
 from asmevo.backend.rebuild import write_code_object
 from asmevo.errors import AsmevoError
 from asmevo.frontend.asm_parser import parse_instruction
 from asmevo.frontend.loader import load
 from asmevo.frontend.relocs import dynamic_relocations
-
-EX = pathlib.Path(__file__).resolve().parents[2] / "examples"
-
-TABLE = """
-	.section .rodata.tbl,"a",@progbits
-	.p2align 3
-vals:
-	.long 11, 22, 33, 44
-	.size vals, 16
-	.section .data.rel.ro,"aw",@progbits
-	.p2align 3
-tab:
-	.quad vals
-	.quad vals+8
-	.size tab, 16
-"""
-
+from reloc_table import vadd_with_pointer_table
 
 def _grown(path: pathlib.Path, kernel: str):
     m = load(str(path))
@@ -54,14 +37,12 @@ def _refused(co: pathlib.Path, kernel: str, tmp_path: pathlib.Path) -> None:
 
 
 def test_rebuild_that_drops_relocations_is_refused(tmp_path, llvm_mc):
-    co = tmp_path / "k0.co"
-    assemble((EX / "vadd_f32.s").read_text() + TABLE, str(co))
+    co = vadd_with_pointer_table(tmp_path / "k0.co")
     _refused(co, "vadd_f32", tmp_path)
 
 
 def test_patch_in_place_keeps_relocations(tmp_path, llvm_mc):
-    co = tmp_path / "k0.co"
-    assemble((EX / "vadd_f32.s").read_text() + TABLE, str(co))
+    co = vadd_with_pointer_table(tmp_path / "k0.co")
     m = load(str(co))
     out = tmp_path / "same.co"
     assert write_code_object(m, str(out)) == "patched"

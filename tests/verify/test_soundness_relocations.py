@@ -12,30 +12,11 @@ import pathlib
 
 import pytest
 
-from asmevo.backend.assemble import assemble
 from asmevo.verify import verify
-
-EX = pathlib.Path(__file__).resolve().parents[2] / "examples"
-
-TABLE = """
-	.section .rodata.tbl,"a",@progbits
-	.p2align 3
-vals:
-	.long 11, 22, 33, 44
-	.size vals, 16
-	.section .data.rel.ro,"aw",@progbits
-	.p2align 3
-tab:
-	.quad vals
-	.quad {second}
-	.size tab, 16
-"""
-
+from reloc_table import vadd_with_pointer_table
 
 def _co(tmp_path: pathlib.Path, name: str, second: str) -> str:
-    out = tmp_path / f"{name}.co"
-    assemble((EX / "vadd_f32.s").read_text() + TABLE.format(second=second), str(out))
-    return str(out)
+    return str(vadd_with_pointer_table(tmp_path / f"{name}.co", second))
 
 
 @pytest.mark.parametrize("second, what", [
