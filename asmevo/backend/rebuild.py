@@ -24,6 +24,7 @@ into a code object:
 from __future__ import annotations
 
 import copy
+import os
 import re
 
 import msgpack
@@ -550,3 +551,25 @@ def check_pc_relative_layout(module: Module, data: bytes) -> None:
                     f"the rebuild moves {s.name} relative to the s_getpc_b64 of kernel {k.name} "
                     f"(at {old_pc:#x}; distance {s.addr - old_pc:#x} -> {got}): its PC-relative "
                     "literal offsets would point at the wrong data", file=module.source)
+
+
+def as_built(module: Module) -> Module:
+    """The module of the bytes ``module`` is written as (an in-memory module is never trusted
+    as-is): :func:`write_code_object` (in-place patch or llvm-mc +
+    ld.lld rebuild, what ``asmevo-opt -o X.co``, evolve and the MCP export write) into a
+    temporary file, loaded back (disassembled).
+
+    Raises:
+        AsmevoError: the module does not assemble or link.
+    """
+    import tempfile
+    from ..frontend.loader import load
+    src = module.source
+    m = copy.copy(module)
+    m.items = copy.deepcopy(module.items)   # write_code_object prepares (edits) its module
+    with tempfile.TemporaryDirectory(prefix="asmevo-built-") as d:
+        out = os.path.join(d, "built.co")
+        write_code_object(m, out)
+        built = load(out)
+    built.source = src
+    return built

@@ -232,29 +232,6 @@ def load_assembled_text(text: str, source: str) -> Module:
     return m
 
 
-def as_built(module: Module) -> Module:
-    """The module of the bytes ``module`` is written as (an in-memory module is never trusted
-    as-is): :func:`asmevo.backend.rebuild.write_code_object` (in-place patch or llvm-mc +
-    ld.lld rebuild, what ``asmevo-opt -o X.co``, evolve and the MCP export write) into a
-    temporary file, loaded back (disassembled).
-
-    Raises:
-        AsmevoError: the module does not assemble or link.
-    """
-    import copy
-    import tempfile
-    from ..backend.rebuild import write_code_object
-    src = module.source
-    m = copy.copy(module)
-    m.items = copy.deepcopy(module.items)   # write_code_object prepares (edits) its module
-    with tempfile.TemporaryDirectory(prefix="asmevo-built-") as d:
-        out = os.path.join(d, "built.co")
-        write_code_object(m, out)
-        built = load(out)
-    built.source = src
-    return built
-
-
 #: The ``.amdhsa_kernel`` block directives llvm-mc 19 accepts (AMDGPUAsmParser.cpp
 #: ParseDirectiveAMDHSAKernel); any other ``.amdhsa_*`` line inside the block is
 #: "unknown .amdhsa_kernel directive".

@@ -155,8 +155,8 @@ class Session:
         """The module of the bytes ``m`` is written as (what ``export`` writes): a candidate
         (K0 with stored blocks) is written as a code object and loaded back, so ``verify``
         and ``run`` judge and run those bytes, not the in-memory IR
-        (:func:`asmevo.frontend.loader.as_built`).  A loaded kernel is already its bytes."""
-        from ..frontend.loader import as_built
+        (:func:`asmevo.backend.rebuild.as_built`).  A loaded kernel is already its bytes."""
+        from ..backend.rebuild import as_built
         from ..verify.driver import needs_building
         return as_built(m) if candidate or needs_building(m) else m
 

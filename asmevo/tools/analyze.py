@@ -7,7 +7,7 @@ budget), 2 bad input.
 
 Assembly text is checked (parse and type check, errors at file:line:column), then
 assembled and linked (llvm-mc + ld.lld), and the analyses run on the disassembled
-bytes, as ``asmevo verify`` does (:func:`asmevo.verify.driver.assembled_module`):
+bytes, as ``asmevo verify`` does (:func:`asmevo.frontend.loader.load_bytes`):
 instructions written as data words (``.long 0xd3e18000, ...`` for an MFMA), ``.if``
 blocks and macros are seen as the hardware runs them.  Each instruction that matches
 a source line keeps that line number, so reports say ``file:line``; instructions that
@@ -113,8 +113,8 @@ def assembled_text_module(path: str, text_module):
     stderr."""
     import difflib
 
-    from ..verify.driver import assembled_module
-    module = assembled_module(path)
+    from ..frontend.loader import load_bytes
+    module = load_bytes(path)
     texts = {k.name: k for k in text_module.kernels}
     # a label that the object file does not keep as a function symbol comes back under a
     # made-up name: pair such kernels in order

@@ -66,20 +66,6 @@ def load_module(path: str) -> Module:
     return parse_asm(text, path)
 
 
-def assembled_module(path: str) -> Module:
-    """Assemble and link the assembly file ``path`` (llvm-mc + ld.lld) into a temporary code
-    object and load that (:func:`asmevo.frontend.loader.load_bytes`, i.e. disassemble it).
-    Every layer then reasons about the bytes the hardware would run, not about the parsed
-    text (``.if 0`` blocks, ``.long`` instruction words, ``.rept``, macros...).
-
-    Raises:
-        AsmevoError: unreadable text, llvm-mc or ld.lld diagnostics, or an undecodable
-            result (with the file name).
-    """
-    from ..frontend.loader import load_bytes
-    return load_bytes(path)
-
-
 def needs_building(m: Module) -> bool:
     """Whether an in-memory module must be written and loaded back before it is judged:
     it did not come from a code object (parsed from text, built in memory), or a block of a
@@ -91,12 +77,13 @@ def needs_building(m: Module) -> bool:
 
 def _as_module(x: Any, role: str) -> tuple[Module | None, Verdict | None]:
     """Module of the bytes for ``x`` (path or Module).  An assembly file is assembled and
-    linked, and the resulting code object is what is verified (:func:`assembled_module`); an
+    linked, and the resulting code object is what is verified (:func:`asmevo.frontend.loader.load_bytes`); an
     in-memory module that came from text (or whose blocks carry directives) is written as a
-    code object and loaded back (:func:`asmevo.frontend.loader.as_built`), never trusted as
+    code object and loaded back (:func:`asmevo.backend.rebuild.as_built`), never trusted as
     parsed.  For the candidate, load/assembly failures are a ``build-failed`` verdict; for the
     original they raise (bad input)."""
-    from ..frontend.loader import as_built, is_code_object
+    from ..backend.rebuild import as_built
+    from ..frontend.loader import is_code_object
     if isinstance(x, Module):
         if not needs_building(x):
             return x, None
@@ -109,7 +96,8 @@ def _as_module(x: Any, role: str) -> tuple[Module | None, Verdict | None]:
                                  [Evidence("build", "llvm-mc", str(e)[:2000], {})])
     path = os.fspath(x)
     if role == "original":
-        return assembled_module(path), None
+        from ..frontend.loader import load_bytes
+        return load_bytes(path), None
     from ..frontend.loader import check_input_path, check_text, load_assembled_text
     try:
         check_input_path(path)
