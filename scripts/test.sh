@@ -6,8 +6,8 @@
 #                                   runs.  About 29 minutes of CPU in all (measured 1742 s, one
 #                                   process), run by pytest-xdist on every core: measured 37
 #                                   minutes of wall time with 2 cores shared at a load average of
-#                                   5-9 (one process: 72 minutes at a load average of 10-15); about
-#                                   15 minutes on 2 idle cores.
+#                                   5-9 (one process: 72 minutes at a load average of 10-15); on 2
+#                                   idle cores we expect about 15 minutes (not measured).
 #   bash scripts/test.sh --quick    skip the tests marked slow
 # Extra arguments go to pytest (paths among them replace the default 'tests').  Tests that need ../shared/corpus (or $ASMEVO_CORPUS) are skipped
 # when it is absent -- except under CI=true (as .ci/run sets), where a missing corpus fails the run
