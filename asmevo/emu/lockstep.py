@@ -44,7 +44,7 @@ from ..ir.operands import Special
 from .executor import LANE_COUNT as lane_count
 from .lockstep_forms import (_DS_KINDS, _br_batch, _cmp_batch, _ds_batch,  # noqa: F401
                              _lds_words, _sbit_batch, lds_layout, _scratch_batch, _scratch_words,
-                             _snp_batch, classify, sgpr_writes)
+                             _snp_batch, classify, lane_mask_reads, sgpr_writes)
 from .lockstep_block import blocks as _blocks, visit as _visit
 from .memory import EmuError, MemoryFault
 from .state import EXEC, exec_flags, lane_mask
@@ -678,7 +678,8 @@ class _Group:
         dscc = False
         scc_u = True            # (the caller's condition for coming here)
         lane_count[0] = W * 64
-        blks = _blocks(prog, fast, _F_VEC, _F_UNI)
+        lmr = _lm_reads(prog)
+        blks = _blocks(prog, fast, _F_VEC, _F_UNI, lmr)
         try:
             while n < limit:
                 b = blks[pc]
@@ -687,6 +688,11 @@ class _Group:
                 if b is not None and n + b.length <= limit and \
                         (not nu or b.reads.isdisjoint(nu)) and \
                         (not others or b.pcs.isdisjoint(others)):
+                    if dirty and b.lm and not b.lm.isdisjoint(dirty):
+                        # (as for one vector instruction below: the block's lane-mask reads
+                        # see the first wave's scalar writes in every wave)
+                        self._copy_first(act, ia, b.lm & dirty, False)
+                        dirty = dirty - b.lm
                     # a compiled block (asmevo.emu.lockstep_block): the same calls as below
                     npc, k, fault = (b.full if view.exec_all and b.full is not None else
                                      b.fn)(view, w0, limit - n)
@@ -749,6 +755,13 @@ class _Group:
                     pc = npc
                     continue
                 if form == _F_VEC:
+                    if dirty:
+                        lr = lmr[pc]
+                        if lr and not lr.isdisjoint(dirty):
+                            # a lane mask read in every wave's own row: the first wave's
+                            # scalar write of it goes to the others first
+                            self._copy_first(act, ia, lr & dirty, False)
+                            dirty = dirty - lr
                     try:
                         npc = code[pc](view)
                     except MemoryFault:
@@ -1091,6 +1104,17 @@ def _fast_forms(prog):
             f.append(form)
         f.append(None)
         prog._lockstep_fast = f
+    return f
+
+
+def _lm_reads(prog):
+    """Per pc: the SGPR slots a vector instruction reads as lane masks, per wave
+    (:func:`asmevo.emu.lockstep_forms.lane_mask_reads`; empty for others); cached on the
+    program."""
+    f = getattr(prog, "_lockstep_lm_reads", None)
+    if f is None:
+        f = [lane_mask_reads(inst) for inst in prog.insts] + [frozenset()]
+        prog._lockstep_lm_reads = f
     return f
 
 

@@ -39,18 +39,24 @@ class Block:
     """A compiled block: ``fn(view, w0, budget) -> (next pc, instructions run, faulted)``;
     ``reads`` the SGPR slots any of its instructions reads, ``pcs`` its pcs, ``length``,
     ``wrote[k]`` / ``scc[k]``: the SGPRs written / whether SCC is written by its first
-    ``k`` instructions (``k`` up to ``length``)."""
+    ``k`` instructions (``k`` up to ``length``); ``lm`` the SGPR slots its vector
+    instructions read as lane masks (each wave its own row: the caller copies the first
+    wave's pending scalar writes of them to the other waves before calling ``fn``)."""
 
-    __slots__ = ("fn", "full", "reads", "pcs", "length", "wrote", "scc", "source")
+    __slots__ = ("fn", "full", "reads", "pcs", "length", "wrote", "scc", "source", "lm")
 
 
-def blocks(prog, fast, F_VEC, F_UNI):
+def blocks(prog, fast, F_VEC, F_UNI, lm=None):
     """Per pc: the :class:`Block` starting there, an int (a block may start there: how
     often the group came to it; :func:`visit`), or None; cached on the program.  Blocks
     start at *leaders* -- a fast instruction after one that is not, after a branch, at a
-    branch target, or every :data:`MAX_LEN` instructions of a longer run -- so that no
-    instruction is compiled into more than one block.  ``fast``:
-    :func:`asmevo.emu.lockstep._fast_forms` of the program (forms ``F_VEC`` / ``F_UNI``)."""
+    branch target, at a vector instruction reading as a lane mask an SGPR that a scalar
+    instruction before it in the block writes, or every :data:`MAX_LEN` instructions of a
+    longer run -- so that no instruction is compiled into more than one block.  ``fast``:
+    :func:`asmevo.emu.lockstep._fast_forms` of the program (forms ``F_VEC`` / ``F_UNI``);
+    ``lm``: per pc, the SGPR slots read as lane masks (:func:`asmevo.emu.lockstep._lm_reads`):
+    each wave reads its own row, where the first wave's scalar writes arrive only when the
+    block returns, so the caller copies them before a block whose ``lm`` they touch."""
     b = getattr(prog, "_lockstep_blocks", None)
     if b is None:
         from ..semantics.registry import lookup
@@ -75,8 +81,11 @@ def blocks(prog, fast, F_VEC, F_UNI):
                     pc += 1
                     continue
                 end = pc + 1
+                wrote = set(fast[pc][2])
                 while end < n and end - pc < MAX_LEN and ok[end] and not term[end - 1] and \
-                        end not in targets:
+                        end not in targets and \
+                        (lm is None or not lm[end] or lm[end].isdisjoint(wrote)):
+                    wrote.update(fast[end][2])
                     end += 1
                 if end - pc >= _MIN_LEN:
                     ends[pc] = end
@@ -120,17 +129,24 @@ def _compile(prog, fast, start, end):
         kind = lookup(prog.insts[pc].opcode).kind
         mem = kind in ("vmem", "vmem_atomic", "smem", "mubuf", "mubuf_atomic") or m[0] == "mem"
         insts.append((pc, f"c{j}", "view" if form == 0 else "w0", mem, form == 0))
+    lmr = getattr(prog, "_lockstep_lm_reads", None)
+    lm = frozenset().union(*(lmr[pc] for pc in range(start, end))) if lmr else frozenset()
+    # a self-loop whose lane-mask reads see its own scalar writes of the pass before returns
+    # after each pass (the caller copies the first wave's writes to the others first)
+    repeat = lm.isdisjoint(wrote[-1])
     blk = Block()
+    blk.lm = lm
     blk.reads = reads
     blk.pcs = frozenset(range(start, end))
     blk.length = L
     blk.wrote = wrote
     blk.scc = scc
     dead = _scc_dead(prog, fast, params, insts, False)
-    blk.fn, blk.source = _build(_calls(insts, start, end, params, dead), params,
+    blk.fn, blk.source = _build(_calls(insts, start, end, params, dead, repeat), params,
                                 f"<block {start}-{end}>")
     blk.full = None
-    full = _full(prog, insts, start, end, params, _scc_dead(prog, fast, params, insts, True))
+    full = _full(prog, insts, start, end, params, _scc_dead(prog, fast, params, insts, True)) \
+        if repeat else None
     if full is not None:
         blk.full, src = _build(full, params, f"<block {start}-{end} full>")
         blk.source += src
@@ -163,8 +179,9 @@ def _scalar_body(lines: list, last: bool) -> list:
     return lines if last else [x for x in lines if not x.startswith("npc =")]
 
 
-def _calls(insts, start, end, params, dead):
-    """The block as its closures' calls (any EXEC)."""
+def _calls(insts, start, end, params, dead, repeat=True):
+    """The block as its closures' calls (any EXEC); ``repeat``: a self-loop repeats inside
+    the function (else it returns after each pass)."""
     L = end - start
     lines = []
     consts: dict = {}
@@ -183,8 +200,8 @@ def _calls(insts, start, end, params, dead):
         if pc + 1 < end:
             lines += [f"if npc != {pc + 1}:", f"    return npc, k + {j + 1}, False"]
     lines += [f"k += {L}",
-              f"if npc != {start} or budget - k < {L}:",     # a self-loop repeats
-              "    return npc, k, False"]
+              f"if npc != {start} or budget - k < {L}:" if repeat else "if True:",
+              "    return npc, k, False"]     # (a self-loop repeats)
     params.update(consts)
     return ["s = w0.s", "k = 0", "while True:"] + ["    " + x for x in lines]
 

@@ -75,6 +75,33 @@ def _reads_scc(inst, spec) -> bool:
                getattr(o, "base", o).name in ("scc", "src_scc") for o in inst.operands)
 
 
+def _lane_mask_slots(inst, spec) -> tuple:
+    """(SGPR slots a vector instruction reads as lane masks -- its ``lm`` sources and an
+    implicit VCC --, SGPR slots its other sources read)."""
+    nd = len(spec.dst)
+    lm, other = [], []
+    for op, ty in zip(inst.operands[nd:], spec.src):
+        (lm if ty == "lm" else other).append(op)
+    lm_slots = set(_sgpr_units(lm) or ()) | \
+        ({SPECIAL_SGPR["vcc"], SPECIAL_SGPR["vcc"] + 1} if spec.imp_in else set())
+    return lm_slots, set(_sgpr_units(other) or ())
+
+
+def lane_mask_reads(inst) -> frozenset:
+    """The SGPR slots a vector instruction reads as lane masks, each lane its own wave's
+    (in a lockstep group: each wave's own row of the SGPR file, ``BatchView.sfile``), so a
+    scalar write to them that is still only in the first running wave's row must be copied
+    to the others before it (:mod:`asmevo.emu.lockstep`); empty for other instructions."""
+    spec = lookup(inst.opcode)
+    if spec is None or spec.kind not in _VEC_KINDS or \
+            not ("lm" in spec.src or spec.imp_in):
+        return frozenset()
+    try:
+        return frozenset(_lane_mask_slots(inst, spec)[0])
+    except Exception:   # noqa: BLE001  (not in the ISA table: classify refuses it anyway)
+        return frozenset()
+
+
 def classify(inst, closure=None) -> tuple | None:
     """Lockstep form of one instruction: ``("vec"|"uni"|"mem"|"barrier", read_idx,
     reads_scc, write_idx, write_set, writes_scc, writes_exec, batched)``, ``("cmp", ...)``
@@ -146,13 +173,7 @@ def classify(inst, closure=None) -> tuple | None:
     if kind in _VEC_KINDS and ("lm" in spec.src or spec.imp_in):
         # lane-mask sources are read per wave (each wave's own SGPR pair): they need not
         # be equal in all waves; other SGPR sources must
-        nd = len(spec.dst)
-        lm, other = [], []
-        for op, ty in zip(inst.operands[nd:], spec.src):
-            (lm if ty == "lm" else other).append(op)
-        lm_slots = set(_sgpr_units(lm) or ()) | \
-            ({SPECIAL_SGPR["vcc"], SPECIAL_SGPR["vcc"] + 1} if spec.imp_in else set())
-        keep = set(_sgpr_units(other) or ())
+        lm_slots, keep = _lane_mask_slots(inst, spec)
         ridx = [r for r in ridx if r not in lm_slots or r in keep]
     if spec.name in ("s_cbranch_execz", "s_cbranch_execnz"):
         ridx += [EXEC, EXEC + 1]
