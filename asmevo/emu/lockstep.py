@@ -24,7 +24,10 @@ run together (the *running* waves; the others wait at their pc or at a barrier):
 * everything else runs wave by wave.  When the running waves' next pcs differ (a branch on
   a per-wave condition, EXEC = 0 in some waves) the group splits; the waves at the lowest
   pc run next, and waves merge again when they reach a pc where others wait.  A barrier
-  completes when every wave that has not ended has reached one.
+  completes when every wave that has not ended has reached one.  Except at a forward
+  ``s_cbranch_execz`` over instructions that change nothing in a wave without lanes (an
+  LDS-tree level of a reduction): the waves whose EXEC is 0 run them with the others
+  instead of jumping (:func:`_ride`; their instruction counts leave the region out).
 
 Straight runs of the fast forms (:meth:`_Group._run_fast`) -- self-loops included -- run as
 one generated function per block (:mod:`asmevo.emu.lockstep_block`) when the SGPRs they read
@@ -44,7 +47,8 @@ from ..ir.operands import Special
 from .executor import LANE_COUNT as lane_count
 from .lockstep_forms import (_DS_KINDS, _br_batch, _cmp_batch, _ds_batch,  # noqa: F401
                              _lds_words, _sbit_batch, lds_layout, _scratch_batch, _scratch_words,
-                             _snp_batch, classify, lane_mask_reads, sgpr_writes)
+                             _snp_batch, classify, inert_without_lanes, lane_mask_reads,
+                             sgpr_writes)
 from .lockstep_block import blocks as _blocks, visit as _visit
 from .memory import EmuError, MemoryFault
 from .state import EXEC, exec_flags, lane_mask
@@ -311,6 +315,7 @@ class _Group:
         s0_row = S[i0]      # the first running wave's SGPRs (what vec closures read)
         lane_s = _LaneSGPRs(S)
         fast = _fast_forms(prog)
+        skips = _skips(prog)
         try:
             while True:
                 if scc_u and fast[pc] is not None and n < limit:
@@ -417,6 +422,9 @@ class _Group:
                         p0 = npcs[0]
                         if all(p == p0 for p in npcs):
                             pc = p0
+                            continue
+                        if skips[pc] is not None:   # the waves with EXEC = 0 come along
+                            pc = _ride(act, npcs, alt, skips[pc])
                             continue
                         for wv, p in zip(act, npcs):    # the group splits
                             wv.pc = p
@@ -679,6 +687,7 @@ class _Group:
         scc_u = True            # (the caller's condition for coming here)
         lane_count[0] = W * 64
         lmr = _lm_reads(prog)
+        skips = _skips(prog)
         blks = _blocks(prog, fast, _F_VEC, _F_UNI, lmr)
         try:
             while n < limit:
@@ -726,7 +735,9 @@ class _Group:
                     if alt[0] == "br":
                         npcs = _br_batch(alt, S, act, ia)
                         npc = npcs[0]
-                        if any(p != npc for p in npcs):     # the group splits
+                        if any(p != npc for p in npcs) and skips[pc] is not None:
+                            npc = _ride(act, npcs, alt, skips[pc])
+                        elif any(p != npc for p in npcs):     # the group splits
                             for wv, p in zip(act, npcs):
                                 wv.pc = p
                             n += 1
@@ -1105,6 +1116,39 @@ def _fast_forms(prog):
         f.append(None)
         prog._lockstep_fast = f
     return f
+
+
+def _skips(prog):
+    """Per pc: for a forward ``s_cbranch_execz`` over a region of instructions that change
+    nothing in a wave whose EXEC is 0 (:func:`asmevo.emu.lockstep_forms.inert_without_lanes`;
+    no branch among them), the region's length; else None.  Cached on the program."""
+    f = getattr(prog, "_lockstep_skips", None)
+    if f is None:
+        f = [None] * (len(prog.insts) + 1)
+        for pc, c in enumerate(prog.code[:len(prog.insts)]):
+            b = getattr(c, "branch", None)
+            if b is None or b[0] != "s_cbranch_execz" or not pc < b[2] < b[1] <= len(prog.insts):
+                continue
+            if all(inert_without_lanes(prog.insts[i]) and
+                   getattr(prog.code[i], "branch", None) is None for i in range(b[2], b[1])):
+                f[pc] = b[1] - b[2]
+        prog._lockstep_skips = f
+    return f
+
+
+def _ride(act, npcs, alt, length):
+    """At a forward ``s_cbranch_execz`` (``alt``: ("br", name, target, next)) over a region of
+    ``length`` instructions that change nothing where EXEC is 0 (:func:`_skips`), where some
+    running waves jump (EXEC = 0) and others do not (``npcs``): every wave goes on with the
+    region, the jumping ones doing nothing in it -- what one wave at a time gives, without
+    splitting the group.  Their instruction counts are lowered by ``length`` now: they
+    execute the region's instructions in the group, counted as everyone's, but would not
+    have (their lane counts add popcount(EXEC) = 0 there).  Returns the next pc."""
+    t = alt[2]
+    for wv, p in zip(act, npcs):
+        if p == t:
+            wv.count -= length
+    return alt[3]
 
 
 def _lm_reads(prog):

@@ -292,6 +292,40 @@ def _br_mode(closure):
 
 _TAKEN_IF_SET = ("s_cbranch_scc1", "s_cbranch_vccnz", "s_cbranch_execnz")
 
+#: vector kinds that write nothing in a wave whose EXEC is 0 (when they write only VGPRs /
+#: AGPRs; MFMA, v_readlane/v_writelane and the swap/movrel kinds ignore EXEC or write SGPRs)
+_INERT_KINDS = ("valu", "vop3p", "mix", "ds", "vmem", "vmem_atomic", "mubuf", "mubuf_atomic")
+_INERT_NOPS = ("s_nop", "s_waitcnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_expcnt")
+
+
+def inert_without_lanes(inst) -> bool:
+    """Does ``inst`` change nothing -- no register, no memory, no LDS, no wave state -- in a
+    wave whose EXEC is 0?  True for VALU / packed / mix, LDS and vector memory instructions
+    that write only VGPRs / AGPRs (a vector instruction writes and accesses only the lanes
+    EXEC enables: CDNA3 ISA guide, 3.3 "EXEC mask"), and for s_nop / s_waitcnt; False for
+    anything that writes an SGPR, SCC, VCC, EXEC or M0 (VOPC, carry-outs, readlane), ignores
+    EXEC (MFMA, v_writelane), moves data to LDS from memory, or uses GWS / append / consume,
+    and for every other scalar instruction.  (:mod:`asmevo.emu.lockstep` lets such waves run
+    a forward ``s_cbranch_execz``'s region instead of jumping over it.)"""
+    spec = lookup(inst.opcode)
+    if spec is None:
+        return False
+    if spec.name in _INERT_NOPS:
+        return True
+    if spec.kind not in _INERT_KINDS or inst.has_mod("lds") or spec.extra.get("lds") or \
+            any(x in spec.name for x in ("lane", "gws", "append", "consume", "ordered",
+                                         "mfma", "smfmac")):
+        return False
+    try:
+        defs = list(def_operands(inst)) + list(implicit_defs(inst))
+    except Exception:   # noqa: BLE001  (an instruction the ISA table does not describe)
+        return False
+    for d in defs:
+        b = getattr(d, "base", d)
+        if not (isinstance(b, Reg) and b.file in ("v", "a")):
+            return False        # (implicit units are tuples: VCC, SCC, EXEC, M0, ...)
+    return True
+
 
 def _br_batch(alt, S, act, ia):
     """Next pc of each running wave at a conditional branch whose condition differs."""

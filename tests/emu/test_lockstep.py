@@ -116,6 +116,7 @@ def test_corpus_lockstep_bit_identical(corpus_dir, manifest, name, monkeypatch):
     finally:
         L.LOCKSTEP = old
     assert r1.instructions == r2.instructions and r1.waves == r2.waves
+    assert r1.lane_instructions == r2.lane_instructions
     assert set(r1.outputs) == set(r2.outputs)
     for k in r1.outputs:
         assert r1.outputs[k].tobytes() == r2.outputs[k].tobytes(), k
