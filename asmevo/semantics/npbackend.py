@@ -292,8 +292,8 @@ class NumpyBackend(Backend):
         r = (np.fmax if is_max else np.fmin)(fa, fb).view(a.dtype)
         # equal operands: +-0 by the sign bits; other equal values have identical bits
         eq = fa == fb
-        if np.count_nonzero(eq):
-            r = np.where(eq, (a & b) if is_max else (a | b), r)
+        if np.count_nonzero(eq):    # (r is a new array: written in place where equal)
+            (np.bitwise_and if is_max else np.bitwise_or)(a, b, out=r, where=eq)
         # unordered operands: a signaling NaN wins, quieted
         nan_a, nan_b = np.isnan(fa), np.isnan(fb)
         if np.count_nonzero(nan_a) or np.count_nonzero(nan_b):
