@@ -518,8 +518,9 @@ def check_reference(harness: dict) -> None:
     """Check the entry's ``reference`` before any kernel runs (the commands that compare
     against it: ``run --check``, ``evolve``): it loads, its function exists, it runs on the
     seed-0 inputs, and it returns a dict naming only buffers of the entry, each with the
-    buffer's ``count`` elements (what :func:`compare` needs).  Nothing to check without a
-    ``reference`` key.
+    buffer's ``count`` elements (what :func:`compare` needs), with a value for every output
+    buffer (role ``out``/``inout``; an entry without one is refused too: a reference that
+    checks nothing would pass vacuously).  Nothing to check without a ``reference`` key.
 
     Raises:
         AsmevoError: naming the harness file, the entry and the ``reference`` key (exit 2).
@@ -536,6 +537,10 @@ def check_reference(harness: dict) -> None:
     except AsmevoError as e:
         bad(e.message)
     buffers = {a["name"]: a for a in harness["args"] if a["kind"] == "buffer"}
+    outputs = output_buffers(harness)
+    if not outputs:
+        bad("the entry marks no buffer as an output (\"role\": \"out\" or \"inout\"), so the "
+            "reference has nothing to check; expected the role of every buffer the kernel writes")
     for name, value in want.items():
         a = buffers.get(name)
         if a is None:
@@ -549,6 +554,29 @@ def check_reference(harness: dict) -> None:
         if shape != (a["count"],):
             bad(f"the function returned {name!r} with shape {shape}; expected {a['count']} "
                 f"elements (the buffer's count), a 1-D array")
+    missing = [n for n in outputs if n not in want]
+    if missing:
+        got = ", ".join(repr(n) for n in want) or "nothing"
+        bad(f"the function returned no value for output buffer{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(n) for n in missing)} (it returned {got}); expected an array for "
+            f"every buffer the entry marks out or inout: {', '.join(outputs)}")
+
+
+def output_buffers(harness: dict) -> list[str]:
+    """Names of the entry's output buffers (role ``out`` or ``inout``), in argument order:
+    the buffers its ``reference`` must give a value for."""
+    return [a["name"] for a in harness.get("args", ())
+            if a["kind"] == "buffer" and a.get("role", "in") in ("out", "inout")]
+
+
+def match_sentence(harness: dict, want: dict) -> str:
+    """What a passing comparison with the reference checked, as a sentence: ``3 output
+    buffers (c, d, e) match the numpy reference (rtol=0, atol=0)``."""
+    names = list(want)
+    n = len(names)
+    return (f"{n} output buffer{'' if n == 1 else 's'} ({', '.join(names)}) "
+            f"match{'es' if n == 1 else ''} the numpy reference "
+            f"(rtol={harness.get('rtol', 0)}, atol={harness.get('atol', 0)})")
 
 
 def compare(harness: dict, got: dict, want: dict) -> list[str]:
@@ -559,7 +587,8 @@ def compare(harness: dict, got: dict, want: dict) -> list[str]:
         atol = float(harness.get("atol", 0) or 0)
     except (TypeError, ValueError):
         raise AsmevoError("rtol/atol must be numbers", file=harness.get("_file")) from None
-    errs = []
+    errs = [f"{name}: the reference gives no value for this output buffer"
+            for name in output_buffers(harness) if name not in want]
     for name, exp in want.items():
         g = got.get(name)
         if g is None:

@@ -42,7 +42,7 @@ def final_check(run, rec, path: str, *, patch_moved: bool = False) -> tuple[bool
     the bytes written at ``path``, as loaded).  ``patch_moved``: give instructions that
     only moved their new address first, so K0 is patched in place when every change fits,
     as the gate builds (:func:`asmevo.evolve.gate.readdress`; used by the MCP export)."""
-    from ..emu.harness import compare, make_inputs, make_launch, reference
+    from ..emu.harness import compare, make_inputs, make_launch, match_sentence, reference
     from ..emu.launch import run_kernel
     from ..verify import verify
     from ..ir.module import Kernel
@@ -108,8 +108,13 @@ def final_check(run, rec, path: str, *, patch_moved: bool = False) -> tuple[bool
     if passed and run.harness.get("reference"):
         inputs = make_inputs(run.harness, seed + 1)
         res = run_kernel(cand, run.kernel, make_launch(run.harness, inputs))
-        errs = compare(run.harness, res.outputs, reference(run.harness, inputs))
-        receipt["reference"] = {"seed": seed + 1, "match": not errs, "errors": errs[:5]}
+        want = reference(run.harness, inputs)
+        errs = compare(run.harness, res.outputs, want)
+        receipt["reference"] = {"seed": seed + 1, "match": not errs, "errors": errs[:5],
+                                "summary": (
+                                    match_sentence(run.harness, want) if not errs else
+                                    f"{len(errs)} output buffer(s) differ from the numpy "
+                                    f"reference: {errs[0]}")}
         passed = not errs
     elif passed:
         receipt["reference"] = {"match": None, "note": "the harness has no reference"}
@@ -327,6 +332,21 @@ def build_report(run, winner, receipt, how, dropped, elapsed, stop_reason, rate)
 
 #: operators whose hypothesis is generated from the edit itself (the ``Change:`` line says
 #: it from the structured record); any other operator's (the agent's) is its own words
+def reference_summary(ref: dict | None) -> str:
+    """The final check's comparison with the harness's numpy reference as a sentence (the
+    receipt's ``reference``; reports written before it held a ``summary`` too)."""
+    if not ref:
+        return "not compared (the candidate did not pass the checks before it)"
+    if ref.get("summary"):
+        return ref["summary"]
+    if ref.get("match") is None:
+        return "none to compare with (the harness has no reference)"
+    if ref["match"]:
+        return "the output buffers match the numpy reference"
+    errs = ref.get("errors") or []
+    return "the outputs differ from the numpy reference" + (f": {errs[0]}" if errs else "")
+
+
 _GENERATED_HYPOTHESES = frozenset({"passes", "mutate", "crossover"})
 
 
@@ -355,7 +375,7 @@ def report_md(rep: dict) -> str:
     fc = rep["final_check"]
     L.append(f"Final check: `{fc['verdict']['status']}` at level {fc['level']} with "
              f"{fc['trials']} trials (seed {fc['seed']}); reference: "
-             f"{fc.get('reference', {}).get('match')}" +
+             f"{reference_summary(fc.get('reference'))}" +
              (f"; differential testing on {fc['device']['device']}: "
               f"`{fc['device']['verdict']['status']}`" if fc.get("device") else "") + ".")
     if fc.get("lineage_proof"):

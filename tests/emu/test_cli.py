@@ -18,7 +18,7 @@ def test_run_check_and_out(corpus_dir, tmp_path, capsys):
     rc = main(["run", str(corpus_dir / "vadd_f32.co"), "--harness", str(corpus_dir / "manifest.json"),
                "--entry", "vadd_f32", "--check", "--out", str(tmp_path / "o")])
     out = capsys.readouterr().out
-    assert rc == 0 and "16 waves" in out and "match the reference" in out
+    assert rc == 0 and "16 waves" in out and "the numpy reference" in out
     c = np.load(tmp_path / "o" / "c.npy")
     assert c.dtype == np.float32 and c.shape == (1000,) and np.any(c != 0)
 

@@ -23,7 +23,11 @@ def test_vadd_example_run(tmp_path):
     v = verify(str(VADD_CO), str(run / "best.co"), harness=str(VADD_JSON), level="all")
     assert v.accepted, v.text()
     assert (run / "trajectory.png").read_bytes()[:4] == b"\x89PNG"
-    assert "# asmevo evolve: vadd_f32" in (run / "report.md").read_text()
+    md = (run / "report.md").read_text()
+    assert "# asmevo evolve: vadd_f32" in md
+    # the reference comparison in words, not a Python bool ("reference: True")
+    assert "reference: 1 output buffer (c) matches the numpy reference" in md
+    assert "reference: True" not in md
     events = [json.loads(l) for l in (run / "events.jsonl").read_text().splitlines()]
     assert events[0]["event"] == "start" and any(e["event"] == "final" for e in events)
     assert sha(VADD_CO) == before
