@@ -6,7 +6,9 @@ list of entries, one picked with ``entry``).  Keys used: ``name``, ``kernel``,
 ``dtype``, ``count``/``init`` for buffers, ``value`` for scalars, ``role``
 in|out|inout), ``reference`` (``file.py:function`` relative to the harness
 file), ``rtol``/``atol``; optional ``dynamic_lds`` (bytes; default: the rest of the
-64 KiB LDS).  See ../shared/corpus/README.md.
+64 KiB LDS); ``source``, ``asm``, ``code_object`` and ``opt`` are accepted (the corpus
+records them) and not used.  Any other key is bad input (:data:`ENTRY_KEYS`,
+:data:`ARG_KEYS`).  See ../shared/corpus/README.md.
 
 Inputs are drawn with ``np.random.default_rng(seed)``, buffers in argument
 order, exactly as the corpus ``check_manifest.py`` does for seed 0.
@@ -164,7 +166,7 @@ def load_harness(path: str, entry: str | None = None) -> dict:
         e = doc
     else:
         raise AsmevoError("harness must be a JSON object or list of objects", file=path)
-    _validate(e, path)
+    _validate(e, path, text)
     e = dict(e)
     e["_dir"] = os.path.dirname(os.path.abspath(path))
     e["_file"] = path
@@ -315,11 +317,44 @@ def _scalar_fits(v, dt: np.dtype) -> bool:
     return bool(abs(v) <= np.finfo(dt).max)
 
 
-def _validate(e, path):
+#: Keys of a manifest entry (the corpus README's schema, plus ``dynamic_lds``) and of one of
+#: its arguments; any other key is bad input (a misspelt ``rtol`` would be ignored and the
+#: comparison silently become bit-exact).
+ENTRY_KEYS = ("name", "source", "asm", "code_object", "kernel", "opt", "block", "grid", "args",
+              "reference", "rtol", "atol", "dynamic_lds")
+ARG_KEYS = ("name", "kind", "dtype", "count", "init", "value", "role")
+#: Argument keys that belong to one kind only (README: "Scalars have value and no
+#: count/init; buffers have count and init, no value").
+_KIND_ONLY = {"buffer": ("count", "init"), "scalar": ("value",)}
+
+
+def _key_line(text: str | None, key: str) -> tuple[int | None, int | None]:
+    """Line and column of ``"key":`` in the harness text when it occurs there exactly once
+    (else ``(None, None)``: a position that could be another entry's is not given)."""
+    if not text:
+        return None, None
+    import re
+    found = [m.start() for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)]
+    return _json_position(text, found[0]) if len(found) == 1 else (None, None)
+
+
+def _unknown_key(key: str, valid: tuple[str, ...], where: str, path, text) -> AsmevoError:
+    import difflib
+    near = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
+    closest = f"; closest valid key: {near[0]!r}" if near else ""
+    ln, col = _key_line(text, key)
+    return AsmevoError(f"{where}: unknown key {key!r}{closest}; valid keys: {', '.join(valid)}",
+                       file=path, line=ln, column=col)
+
+
+def _validate(e, path, text=None):
     def bad(msg):
         raise AsmevoError(f"entry {e.get('name')!r}: {msg}", file=path)
     if not isinstance(e, dict):
         raise AsmevoError("harness entry is not an object", file=path)
+    for k in e:
+        if k not in ENTRY_KEYS:
+            raise _unknown_key(k, ENTRY_KEYS, f"entry {e.get('name')!r}", path, text)
     for k in ("name", "kernel"):
         if k in e and not isinstance(e[k], str):
             bad(f"{k} is {_kind(e[k])}; expected a string")
@@ -343,9 +378,23 @@ def _validate(e, path):
         bad(f"args is {_kind(e['args'])}; expected a list of argument objects")
     seen = set()
     for i, a in enumerate(e["args"]):
+        if isinstance(a, dict):
+            which = f"argument {a['name']!r}" if isinstance(a.get("name"), str) and a["name"] \
+                else f"argument #{i}"
+            for k in a:
+                if k not in ARG_KEYS:
+                    raise _unknown_key(k, ARG_KEYS, f"entry {e.get('name')!r}: {which}", path,
+                                       text)
         if not isinstance(a, dict) or not isinstance(a.get("name"), str) or not a["name"] \
                 or a.get("kind") not in ("buffer", "scalar"):
             bad(f"argument #{i} needs a name (a non-empty string) and kind buffer|scalar")
+        for other, keys in _KIND_ONLY.items():
+            if other != a["kind"]:
+                for k in keys:
+                    if k in a:
+                        own = " and ".join(_KIND_ONLY[a["kind"]])
+                        bad(f"{a['kind']} {a['name']}: key {k!r} is for {other}s only; a "
+                            f"{a['kind']} takes {own}")
         if a["name"] in seen:
             bad(f"argument #{i}: name {a['name']!r} is used twice")
         seen.add(a["name"])
