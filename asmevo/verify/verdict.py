@@ -188,9 +188,13 @@ class Verdict:
         return json.dumps(self.to_json(), indent=2, sort_keys=False)
 
     def text(self) -> str:
-        """Human-readable report: the status line, then one line per evidence item."""
+        """Human-readable report: the status line, then one line per evidence item (an item
+        whose message the status line ends by quoting, as ``candidate does not load: ERROR``
+        quotes the load error of a candidate that does not parse, is not printed again)."""
         lines = [f"{self.status.value}: {self.message}" if self.message else self.status.value]
         for e in self.evidence:
+            if e.message and self.message.endswith(": " + e.message):
+                continue
             lines.append(f"  [{e.layer}] {e.kind}: {e.message}")
         for n in self.notes:
             lines.append(f"  note: {n}")

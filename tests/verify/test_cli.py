@@ -106,3 +106,35 @@ def test_missing_or_directory_candidate_is_bad_input(tmp_path, capsys):
         rc = main(["verify", str(ex / "vadd_f32.co"), str(cand)])
         err = capsys.readouterr().err
         assert rc == 2 and err == f"asmevo verify: {cand}: error: {what}\n", err
+
+
+EX = pathlib.Path(__file__).resolve().parents[2] / "examples"
+
+
+def _once(capsys, cand, words):
+    rc = main(["verify", str(EX / "vadd_f32.co"), str(cand), "--level", "static"])
+    out = capsys.readouterr().out
+    assert rc == 1 and out.startswith("build-failed: candidate does not load: "), out
+    assert out.count(words) == 1, out   # the error once, not again as the build evidence
+
+
+def test_verify_prints_a_candidate_parse_error_once(tmp_path, capsys):
+    cand = tmp_path / "cand.s"
+    cand.write_text((EX / "vadd_f32.s").read_text().replace("v_add_f32_e32 v2, v6, v7",
+                                                            "v_bogus_f32 v2, v6, v7", 1))
+    _once(capsys, cand, "unknown mnemonic 'v_bogus_f32'")
+
+
+def test_verify_prints_a_corrupt_candidate_error_once(tmp_path, capsys):
+    cand = tmp_path / "cand.co"
+    cand.write_bytes((EX / "vadd_f32.co").read_bytes()[:200])
+    _once(capsys, cand, str(cand))
+
+
+def test_verify_json_keeps_the_build_evidence(tmp_path, capsys):
+    cand = tmp_path / "cand.s"
+    cand.write_text("v_bogus_f32 v2, v6, v7\n")
+    assert main(["verify", str(EX / "vadd_f32.co"), str(cand), "--level", "static", "--json"]) == 1
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["status"] == "build-failed" and rec["evidence"][0]["layer"] == "build"
+    assert "unknown mnemonic" in rec["evidence"][0]["message"]
