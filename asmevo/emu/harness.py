@@ -26,7 +26,10 @@ import numpy as np
 from ..errors import AsmevoError, unknown_kernel_error
 from .launch import Arg, Launch
 
-_INITS = ("zeros", "ones", "arange", "uniform(", "randint(")
+#: Argument kinds, and the ``init`` forms a buffer may have (for messages).
+KINDS = ("buffer", "scalar")
+INIT_FORMS = ("zeros, ones, arange (0..count-1), uniform(LO,HI) (floats in [LO, HI)), "
+              "randint(LO,HI) (integers in [LO, HI))")
 
 #: Largest total size of the harness buffers (bytes); checked before allocating, so a
 #: huge ``count`` is a located error rather than a MemoryError.
@@ -385,9 +388,22 @@ def _validate(e, path, text=None):
                 if k not in ARG_KEYS:
                     raise _unknown_key(k, ARG_KEYS, f"entry {e.get('name')!r}: {which}", path,
                                        text)
-        if not isinstance(a, dict) or not isinstance(a.get("name"), str) or not a["name"] \
-                or a.get("kind") not in ("buffer", "scalar"):
-            bad(f"argument #{i} needs a name (a non-empty string) and kind buffer|scalar")
+        if not isinstance(a, dict):
+            bad(f"argument #{i} is {_kind(a)}; expected an object with keys "
+                f"{', '.join(ARG_KEYS)}")
+        if not isinstance(a.get("name"), str) or not a["name"]:
+            bad(f"argument #{i} needs a name (a non-empty string)"
+                + (f"; its name is {_kind(a['name'])}" if "name" in a else ""))
+        if a.get("kind") not in KINDS:
+            kind = a.get("kind")
+            import difflib
+            near = difflib.get_close_matches(kind, KINDS, n=1, cutoff=0.5) \
+                if isinstance(kind, str) else []
+            what = ("missing key 'kind'" if "kind" not in a else f"unknown kind {kind!r}"
+                    if isinstance(kind, str) else f"kind is {_kind(kind)}")
+            bad(f"argument {a['name']}: {what}"
+                + (f"; closest: {near[0]!r}" if near else "")
+                + f"; valid kinds: {', '.join(KINDS)}")
         for other, keys in _KIND_ONLY.items():
             if other != a["kind"]:
                 for k in keys:
@@ -414,13 +430,14 @@ def _validate(e, path, text=None):
             if not _is_int(a.get("count")) or a["count"] < 0:
                 bad(f"buffer {a['name']}: count must be a non-negative integer")
             init = a.get("init", "zeros")
-            if not isinstance(init, str) or not init.startswith(_INITS):
-                bad(f"buffer {a['name']}: unknown init {init!r}")
+            if not isinstance(init, str) or not (init in ("zeros", "ones", "arange")
+                                                 or init.startswith(("uniform(", "randint("))):
+                what = f"unknown init {init!r}" if isinstance(init, str) else \
+                    f"init is {_kind(init)}"
+                bad(f"buffer {a['name']}: {what}; valid inits: {INIT_FORMS}")
             if init.startswith(("uniform(", "randint(")) and _init_bounds(init) is None:
                 bad(f"buffer {a['name']}: init {init!r}; expected uniform(LO, HI) or randint(LO, HI) "
                     "with finite numbers LO <= HI (integers LO < HI for randint)")
-            if init not in ("zeros", "ones", "arange") and not init.startswith(("uniform(", "randint(")):
-                bad(f"buffer {a['name']}: unknown init {init!r}")
         else:
             if "value" not in a:
                 bad(f"scalar {a['name']}: missing value")
@@ -659,6 +676,22 @@ def compare(harness: dict, got: dict, want: dict) -> list[str]:
             ok = np.isclose(gf, ef, rtol=rtol, atol=atol, equal_nan=True)
         if not np.all(ok):
             i = int(np.argmin(ok))
+            got_s, exp_s = _shown(g[i], exp[i])
             errs.append(f"{name}: {int((~ok).sum())} of {ok.size} elements differ; first at index "
-                        f"{i}: got {g[i]!r}, expected {exp[i]!r}")
+                        f"{i}: got {got_s}, expected {exp_s}")
     return errs
+
+
+def _shown(got, exp) -> tuple[str, str]:
+    """Two differing elements as plain numbers (``1.5``, not numpy's ``np.float64(1.5)``),
+    each as its dtype prints it; when those read the same, every digit of the value, and
+    for floats whose values print alike too (NaNs of different payloads) the bits."""
+    got, exp = np.asarray(got)[()], np.asarray(exp)[()]
+    a, b = str(got), str(exp)
+    if a == b and got.dtype.kind == "f" and exp.dtype.kind == "f":
+        a, b = repr(float(got)), repr(float(exp))
+        if a == b:
+            def bits(x):
+                return f"0x{int(x.view(np.dtype(f'u{x.dtype.itemsize}'))):0{2 * x.dtype.itemsize}x}"
+            a, b = f"{a} (bits {bits(got)})", f"{b} (bits {bits(exp)})"
+    return a, b
