@@ -319,6 +319,29 @@ def _annotate_rows(kp):
 _ANN_HEAD = ("share%", "hits", "clk", "stall", "cause", "pc", "instruction")
 
 
+def _annotate_legend(prof) -> list[str]:
+    """What each column of the ``--annotate`` listing is, with its unit, and whether its
+    times are the model's estimates or measured."""
+    m = prof.model
+    if prof.source == "model-static":
+        hits = "expected executions per wave (count)"
+    elif m.get("name") == "rocprofv3-pc-sampling":
+        hits = "PC samples that landed on it (count)"
+    else:
+        hits = "wave-instructions executed over the launch (count)"
+    times = (f"estimates of the timing model {m.get('name')} {m.get('version')}, not measurements"
+             if prof.estimated else f"measured on hardware ({m.get('name')})")
+    return [f"share%: its part of the kernel's clk (percent); hits: {hits}",
+            "clk: clock cycles summed over its hits; stall: the part of clk spent waiting "
+            "(clock cycles); cause: the dominant stall cause",
+            f"pc: byte offset from the kernel's first instruction; times (clk, stall) are {times}"]
+
+
+def _annotate_line(r) -> str:
+    """One row of the text listing (the column header is one too)."""
+    return f"  {r[0]:>6} |{r[1]:>7} {r[2]:>9} {r[3]:>9} {r[4]:<10} {r[5]}: {r[6]}\n"
+
+
 def _print_text(prof, note, clock, args) -> None:
     w = sys.stdout.write
     for line in _header_lines(prof, note, clock):
@@ -333,9 +356,14 @@ def _print_text(prof, note, clock, args) -> None:
         else:
             w("  no hot window (no clk attributed)\n")
         if args.annotate:
+            rows = list(_annotate_rows(kp))
             w(f"  listing ({tag} share, clk summed over hits, dominant stall cause):\n")
-            for r in _annotate_rows(kp):
-                w(f"  {r[0]} |{r[1]:>7} {r[2]:>9} {r[3]:>9} {r[4]:<10} {r[5]}: {r[6]}\n")
+            for line in _annotate_legend(prof):
+                w(f"    {line}\n")
+            pcw = max([len(r[5]) for r in rows] + [2])
+            w(_annotate_line(_ANN_HEAD[:5] + (_ANN_HEAD[5].ljust(pcw), _ANN_HEAD[6])))
+            for r in rows:
+                w(_annotate_line(r))
 
 
 def _fmt_table(rows, indent="") -> str:
@@ -367,7 +395,8 @@ def _print_rich(prof, note, clock, args) -> None:
                 t.add_row(*r)
             con.print(t)
         if args.annotate:
-            t = Table(title=f"listing ({tag}; clk summed over hits)", show_lines=False)
+            t = Table(title=f"listing ({tag}; clk summed over hits)", show_lines=False,
+                      caption="\n".join(_annotate_legend(prof)))
             for hname in _ANN_HEAD:
                 t.add_column(hname, justify="right" if hname in ("share%", "hits", "clk", "stall")
                              else "left", no_wrap=hname == "instruction")

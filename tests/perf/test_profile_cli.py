@@ -71,10 +71,33 @@ def test_text_output_says_estimate(ks, capsys):
 def test_annotate_lists_every_instruction(ks, capsys):
     assert main(["profile", ks, "--annotate"]) == 0
     out = capsys.readouterr().out
-    listing = [ln for ln in out.splitlines() if " | " in ln or "|" in ln[:12]]
+    listing = [ln for ln in out.splitlines() if (" | " in ln or "|" in ln[:12])
+               and "share%" not in ln]
     assert len(listing) == 7
     wait = next(ln for ln in listing if "s_waitcnt vmcnt(0)" in ln)
     assert "vmcnt" in wait.split(":")[0]
+
+
+def test_annotate_has_a_column_header_with_units(ks, capsys):
+    """Newcomer finding: the listing's columns were unnamed.  A header row names them above
+    the columns, and a legend gives each one's meaning and unit and says the times are
+    the model's estimates."""
+    assert main(["profile", ks, "--annotate"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.startswith("  listing ("))
+    head = next(ln for ln in lines[i:] if "|" in ln)
+    row = lines[lines.index(head) + 1]
+    assert head.split() == ["share%", "|", "hits", "clk", "stall", "cause", "pc", ":",
+                            "instruction"], head
+    assert head.index("|") == row.index("|"), (head, row)
+    assert head.index(": instruction") == row.index(": "), (head, row)
+    legend = " ".join(lines[i + 1:lines.index(head)])
+    for words in ("share%: its part of the kernel's clk (percent)", "hits: expected executions "
+                  "per wave (count)", "clk: clock cycles summed over its hits",
+                  "stall: the part of clk spent waiting (clock cycles)",
+                  "pc: byte offset from the kernel's first instruction",
+                  "are estimates of the timing model asmevo-static"):
+        assert words in legend, legend
 
 
 def test_json_validates(ks, capsys):
@@ -145,6 +168,7 @@ def test_att_trace_is_labelled_measured(ks, tmp_path, capsys):
     assert main(["profile", ks, "--att", str(csv), "--annotate"]) == 0
     out = capsys.readouterr().out
     assert "measured" in out and "estimate" not in out
+    assert "times (clk, stall) are measured on hardware" in out
     assert main(["profile", ks, "--att", str(csv), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     validate(doc)
