@@ -4,10 +4,9 @@
 #                                   run behind docs/verify.md's figures, every corpus code object
 #                                   verified against itself, whole-corpus pipeline sweeps); what CI
 #                                   runs.  About 29 minutes of CPU in all (measured 1742 s, one
-#                                   process), run by pytest-xdist on every core: measured 37
-#                                   minutes of wall time with 2 cores shared at a load average of
-#                                   5-9 (one process: 72 minutes at a load average of 10-15); on 2
-#                                   idle cores we expect about 15 minutes (not measured).
+#                                   process), run by pytest-xdist on every core: 986 s in CI on a
+#                                   clean 2-core machine (installation included); 37-43 minutes of
+#                                   wall time with 2 cores shared at a load average of 5-9.
 #   bash scripts/test.sh --quick    skip the tests marked slow
 # Extra arguments go to pytest (paths among them replace the default 'tests').  Tests that need ../shared/corpus (or $ASMEVO_CORPUS) are skipped
 # when it is absent -- except under CI=true (as .ci/run sets), where a missing corpus fails the run
