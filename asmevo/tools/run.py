@@ -3,7 +3,8 @@
 Runs one kernel in the embedded gfx942 emulator with inputs drawn from the
 harness (corpus manifest-entry schema, see :mod:`asmevo.emu.harness`), writes
 every output buffer as ``DIR/<arg>.npy`` when ``--out`` is given, and prints
-waves, instructions executed and time.  ``--check`` compares the outputs with
+waves, wave-instructions and lane-instructions executed and the emulator's own wall time
+(not an estimate of the GPU's: ``asmevo profile`` gives that).  ``--check`` compares the outputs with
 the entry's reference and exits 1 on a mismatch, naming the buffer, the first
 differing index and both values.  Bad input exits 2.
 """
@@ -86,9 +87,11 @@ def run(args) -> int:
         print(f"{name}: ran on {device.name}, {res.seconds:.3f} s wall (load, copies, launch)")
     else:
         rate = res.lane_instructions / res.seconds / 1e6 if res.seconds > 0 else 0.0
-        print(f"{name}: {res.waves} waves, {res.instructions} instructions "
-              f"({res.lane_instructions} lane-instructions), {res.seconds:.3f} s, "
-              f"{rate:.2f} M lane-inst/s")
+        # the seconds are the emulator's own wall time on this machine, not a GPU time (no
+        # timing model runs here: 'asmevo profile' gives the estimate)
+        print(f"{name}: {res.waves} waves, {res.instructions} wave-instructions "
+              f"({res.lane_instructions} lane-instructions), emulated in {res.seconds:.3f} s "
+              f"wall ({rate:.2f} M lane-inst/s; not a GPU time: see 'asmevo profile')")
     if res.writes_outside:
         regs = sorted({r for r, _, _ in res.writes_outside})
         print(f"warning: stores into non-output buffers: {', '.join(regs)}")

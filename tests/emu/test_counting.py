@@ -109,7 +109,7 @@ def test_vadd_partial_last_wave_known_count(corpus_dir, capsys):
                "--entry", "vadd_f32"])
     out = capsys.readouterr().out
     assert rc == 0
-    m = re.search(r"(\d+) instructions \((\d+) lane-instructions\)", out)
+    m = re.search(r"(\d+) wave-instructions \((\d+) lane-instructions\)", out)
     assert m, out
     assert int(m.group(1)) == 320
     assert int(m.group(2)) == 15 * 20 * 64 + 5 * 64 + 15 * 40 == 20120

@@ -1,0 +1,41 @@
+"""Findings of a newcomer's session (2026-12-02) on ``asmevo run``, ``asmevo dis`` and the
+emulate/parse benchmarks: each test states the behaviour the fix gives (each failed before)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from asmevo.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EX = ROOT / "examples"
+
+
+def _bench(name):
+    """A benchmark script as a module, loaded by path (benchmarks/ is not on sys.path)."""
+    spec = importlib.util.spec_from_file_location(f"_bench_nc_{name}", ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_run_line_names_wave_instructions_and_emulator_wall_time(tmp_path, capsys):
+    """The count beside the lane-instructions is wave-instructions, and the seconds are the
+    emulator's wall time, said so (not something a reader takes for a GPU time)."""
+    for f in ("vadd_f32.co", "vadd_f32.json", "ref.py"):
+        shutil.copy(EX / f, tmp_path / f)
+    rc = main(["run", str(tmp_path / "vadd_f32.co"), "--harness", str(tmp_path / "vadd_f32.json")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    m = re.search(r"(\d+) waves, (\d+) wave-instructions \((\d+) lane-instructions\), "
+                  r"emulated in [0-9.]+ s wall \([0-9.]+ M lane-inst/s; not a GPU time", out)
+    assert m, out
+    assert int(m.group(3)) <= 64 * int(m.group(2))
