@@ -35,9 +35,11 @@ def _run(args) -> int:
         check_output_path(args.output)
     if os.path.isfile(args.input) and os.path.getsize(args.input) == 0:
         raise AsmevoError("empty file; expected an ELF code object", file=args.input, offset=0)
-    if not is_code_object(args.input) and not args.input.endswith((".co", ".hsaco")):
+    if not is_code_object(args.input) and not args.input.endswith((".co", ".hsaco")) and \
+            _looks_like_text(args.input):
         raise AsmevoError("expected a code object (ELF); use 'asmevo asm' for assembly text",
                           file=args.input)
+    # other binary data goes on to the reader, which says what the first bytes are
     # standard input ('-') was copied to a temporary file: messages name it <stdin>
     name = "<stdin>" if args.input == getattr(args, "stdin_path", None) else args.input
     # llvm-objdump runs while the disassembler's modules import (some 70 ms)
@@ -58,6 +60,24 @@ def _run(args) -> int:
     else:
         write_stdout(text)
     return 0
+
+
+def _looks_like_text(path: str) -> bool:
+    """Whether the start of ``path`` reads as UTF-8 text without NUL bytes (assembly, a
+    harness...), so that the hint to use ``asmevo asm`` fits; unreadable: True (the old
+    message)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return True
+    if b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start >= len(head) - 3     # a character cut at the 4096-byte boundary
+    return True
 
 
 def write_stdout(text: str) -> None:

@@ -39,3 +39,20 @@ def test_run_line_names_wave_instructions_and_emulator_wall_time(tmp_path, capsy
                   r"emulated in [0-9.]+ s wall \([0-9.]+ M lane-inst/s; not a GPU time", out)
     assert m, out
     assert int(m.group(3)) <= 64 * int(m.group(2))
+
+
+def test_dis_of_binary_non_elf_names_its_bytes(tmp_path, capsys):
+    """``asmevo dis`` of binary data that is not ELF says so (as for a .co file), instead of
+    suggesting 'asmevo asm for assembly text'; text still gets that hint."""
+    b = tmp_path / "x.bin"
+    b.write_bytes(bytes([1, 0x37, 0x80, 0x12]) + bytes(range(256)) * 4)
+    rc = main(["dis", str(b)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "not an ELF file" in err and "got 01 37 80 12" in err and "asmevo asm" not in err, err
+    assert "Traceback" not in err
+    t = tmp_path / "x.s"
+    t.write_text("\ts_endpgm\n")
+    rc = main(["dis", str(t)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "use 'asmevo asm' for assembly text" in err, err
