@@ -274,14 +274,40 @@ class Worker:
         self.p.wait()
 
 
+def _positive(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kernels", default=DEFAULT)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--ref", default=os.environ.get("ASMEVO_REF"))
-    ap.add_argument("--modes", action="store_true")
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Columns: 'X ms' is the median CPU time (time.process_time of the worker) of one "
+               "run_kernel call; 'M lane/s' and 'M wave/s' divide this checkout's lane- and "
+               "wave-instruction counts by it; 'new/X' is X's time over this checkout's, i.e. "
+               "how many times faster this checkout is (above 1: faster).  The issue 16 target "
+               f"(with --tinygrad): new/tg >= {TARGET} on every kernel.  The module docstring "
+               "(benchmarks/emulate.py) has the details.")
+    ap.add_argument("--kernels", default=DEFAULT,
+                    help="comma-separated corpus entry names (Triton ones too) or variants "
+                         f"({', '.join(VARIANTS)}); default: {DEFAULT}")
+    ap.add_argument("--repeat", type=_positive, default=5,
+                    help=f"timed runs per kernel and column, after {WARMUP} untimed ones; "
+                         "the median is printed (default 5)")
+    ap.add_argument("--ref", default=os.environ.get("ASMEVO_REF"),
+                    help="root of another copy of asmevo to compare with, e.g. the previous "
+                         "commit (default $ASMEVO_REF)")
+    ap.add_argument("--modes", action="store_true",
+                    help="add this checkout with one wave at a time (LOCKSTEP = False) as a column")
     ap.add_argument("--corpus", default=os.environ.get("ASMEVO_CORPUS",
-                                                       str(ROOT.parent / "shared" / "corpus")))
+                                                       str(ROOT.parent / "shared" / "corpus")),
+                    help="the shared corpus (default $ASMEVO_CORPUS, else ../shared/corpus)")
     ap.add_argument("--tinygrad", default=os.environ.get("ASMEVO_TINYGRAD"),
                     help="root of a tinygrad repository checkout (default $ASMEVO_TINYGRAD)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -301,7 +327,11 @@ def main(argv=None) -> int:
     known = {e["name"] for e in json.load(open(corpus / "manifest.json"))} | set(VARIANTS)
     if (corpus / "triton" / "manifest.json").is_file():
         known |= {e["name"] for e in json.load(open(corpus / "triton" / "manifest.json"))}
-    names = [n for n in names if n in known]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        print(f"unknown kernel name(s): {', '.join(unknown) or '(none given)'}; expected corpus "
+              f"entry names or variants ({', '.join(sorted(VARIANTS))})", file=sys.stderr)
+        return 2
     cols = [("new", Worker(ROOT, corpus), True)]
     if args.ref:
         cols.append(("ref", Worker(args.ref, corpus), True))
@@ -323,6 +353,7 @@ def main(argv=None) -> int:
     print(head)
     tot = {c: 0.0 for c, _, _ in cols}
     below = []          # kernels under the target ratio against tinygrad
+    unmet = []          # kernels tinygrad failed on or whose outputs differ: no ratio to judge
     tot_ln = tot_n = 0
     for name in names:
         times = {c: [] for c, _, _ in cols}
@@ -361,7 +392,9 @@ def main(argv=None) -> int:
             if c == "tg":
                 row += (f" | tg failed: {failed[c]}" if c in failed else
                         f" | tg {'ok' if w.ok.get(name) else 'MISMATCH'}")
-                if c not in failed and med[c] / med["new"] < TARGET:
+                if c in failed or not w.ok.get(name):
+                    unmet.append(name)
+                elif med[c] / med["new"] < TARGET:
                     below.append(name)
         print(row, flush=True)
     row = f"{'(all ran, summed)':20s} {tot_n:9d} {tot_ln:10d} {tot_ln / tot_n:10.1f}"
@@ -373,7 +406,9 @@ def main(argv=None) -> int:
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if any(c == "tg" for c, _, _ in cols):
         print(f"issue 16 target: new/tg >= {TARGET} on every kernel; below: "
-              f"{', '.join(below) if below else 'none'}")
+              f"{', '.join(below) if below else 'none'}"
+              + (f"; not judged (tinygrad failed or its outputs differ): {', '.join(unmet)}"
+                 if unmet else ""))
     for _, w, _ in cols:
         if w.p.poll() is None:
             w.close()

@@ -56,3 +56,24 @@ def test_dis_of_binary_non_elf_names_its_bytes(tmp_path, capsys):
     rc = main(["dis", str(t)])
     err = capsys.readouterr().err
     assert rc == 2 and "use 'asmevo asm' for assembly text" in err, err
+
+
+def test_emulate_bench_refuses_unknown_kernels_and_zero_repeats(tmp_path, capsys):
+    """benchmarks/emulate.py: a misspelt kernel name is an error (exit 2, named), not dropped
+    in silence (all names misspelt: a ZeroDivisionError traceback); --repeat 0 is refused
+    (it printed nan); every option has a help text."""
+    emu = _bench("emulate")
+    (tmp_path / "manifest.json").write_text(json.dumps([]))
+    assert emu.main(["--corpus", str(tmp_path), "--kernels", "vadd_f3"]) == 2
+    assert "unknown kernel name(s): vadd_f3" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        emu.main(["--corpus", str(tmp_path), "--repeat", "0"])
+    assert e.value.code == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        emu.main(["--help"])
+    out = capsys.readouterr().out
+    for opt in ("--kernels", "--repeat", "--ref", "--modes", "--corpus"):
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(opt))
+        assert len(line.split()) > 2, (opt, out)     # the option, its metavar and a help text
+    assert "new/X" in out and "faster" in out
