@@ -77,3 +77,37 @@ def test_emulate_bench_refuses_unknown_kernels_and_zero_repeats(tmp_path, capsys
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(opt))
         assert len(line.split()) > 2, (opt, out)     # the option, its metavar and a help text
     assert "new/X" in out and "faster" in out
+
+
+def test_parse_bench_options_and_instruction_count(tmp_path, capsys):
+    """benchmarks/parse.py: --runs 0 and --no-e2e with --e2e-only are refused (exit 2; they
+    gave a StatisticsError traceback and an empty run); the end-to-end header counts
+    instructions, not the .amdhsa_kernel block's fields."""
+    parse = _bench("parse")
+    for argv in (["--runs", "0"], ["--no-e2e", "--e2e-only"], [str(tmp_path / "missing.co")]):
+        with pytest.raises(SystemExit) as e:
+            parse.main(argv)
+        assert e.value.code == 2, argv
+    capsys.readouterr()
+    assert main(["dis", str(EX / "vadd_f32.co")]) == 0
+    text = capsys.readouterr().out
+    assert ".amdhsa_next_free_vgpr" in text
+    from asmevo.frontend.loader import load
+    want = sum(k.num_instructions() for k in load(str(EX / "vadd_f32.co")).kernels)
+    assert parse._instruction_lines(text) == want
+
+
+def test_parse_bench_removes_its_temporary_directory_on_failure(tmp_path, monkeypatch):
+    """benchmarks/parse.py's end-to-end part removes its temporary directory when a command
+    fails (it stayed in /tmp as asmevo-bench-*)."""
+    import subprocess
+    import tempfile
+    parse = _bench("parse")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    bad = tmp_path / "bad.co"
+    bad.write_bytes(b"\x7fELF" + bytes(60))
+    with pytest.raises(subprocess.CalledProcessError):
+        parse.end_to_end(bad, 1)
+    assert os.listdir(tmp) == []
