@@ -116,6 +116,10 @@ def worker(root: str, corpus: str) -> None:
     from asmevo.emu import launch as L
     from asmevo.emu import run_kernel
     from asmevo.frontend.loader import load
+    import asmevo
+    here = pathlib.Path(asmevo.__file__).resolve().parent.parent
+    if here != pathlib.Path(root).resolve():
+        raise SystemExit(f"worker for {root} imported asmevo from {here}")
     cache = {}
     man = os.path.join(corpus, "manifest.json")
     tri = os.path.join(corpus, "triton", "manifest.json")
@@ -331,6 +335,11 @@ def main(argv=None) -> int:
     if unknown or not names:
         print(f"unknown kernel name(s): {', '.join(unknown) or '(none given)'}; expected corpus "
               f"entry names or variants ({', '.join(sorted(VARIANTS))})", file=sys.stderr)
+        return 2
+    if args.ref and not (pathlib.Path(args.ref) / "asmevo" / "__init__.py").is_file():
+        # (else the worker imports the installed asmevo and the 'ref' column times this one)
+        print(f"--ref {args.ref}: no asmevo package there (asmevo/__init__.py); expected the "
+              "root of another copy of asmevo", file=sys.stderr)
         return 2
     cols = [("new", Worker(ROOT, corpus), True)]
     if args.ref:

@@ -127,6 +127,10 @@ def main(argv=None) -> int:
     only.add_argument("--e2e-only", action="store_true", help="only the end-to-end figures")
     ap.add_argument("--ref", help="another asmevo checkout whose dis/asm join the end-to-end runs")
     args = ap.parse_args(argv)
+    if args.ref and not (pathlib.Path(args.ref) / "asmevo" / "__init__.py").is_file():
+        # (else 'python -m asmevo' finds the installed asmevo and 'ref' times this one)
+        ap.error(f"--ref {args.ref}: no asmevo package there (asmevo/__init__.py); expected the "
+                 "root of another copy of asmevo")
     if args.code_object is not None and not args.code_object.is_file():
         ap.error(f"{args.code_object}: no such file")
     if args.code_object is not None and args.code_object.read_bytes()[:4] != b"\x7fELF":

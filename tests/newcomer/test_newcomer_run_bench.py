@@ -111,3 +111,17 @@ def test_parse_bench_removes_its_temporary_directory_on_failure(tmp_path, monkey
     with pytest.raises(subprocess.CalledProcessError):
         parse.end_to_end(bad, 1)
     assert os.listdir(tmp) == []
+
+
+def test_benchmarks_refuse_a_ref_without_asmevo(tmp_path, capsys):
+    """--ref DIR without an asmevo package: exit 2 naming it (both scripts ran the installed
+    asmevo as 'ref' and printed a ratio of this checkout against itself)."""
+    emu, parse = _bench("emulate"), _bench("parse")
+    (tmp_path / "manifest.json").write_text(json.dumps([]))
+    missing = str(tmp_path / "nothing")
+    assert emu.main(["--corpus", str(tmp_path), "--kernels", "vadd_64k", "--ref", missing]) == 2
+    assert "no asmevo package there" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        parse.main(["--ref", missing])
+    assert e.value.code == 2
+    assert "no asmevo package there" in capsys.readouterr().err
