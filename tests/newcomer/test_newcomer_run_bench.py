@@ -125,3 +125,10 @@ def test_benchmarks_refuse_a_ref_without_asmevo(tmp_path, capsys):
         parse.main(["--ref", missing])
     assert e.value.code == 2
     assert "no asmevo package there" in capsys.readouterr().err
+
+
+def test_run_help_says_what_is_printed(capsys):
+    """``asmevo run --help`` says what the counts are and that the seconds are not a GPU time."""
+    assert main(["run", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "popcount(EXEC)" in out and "wave-instructions" in out and "not a GPU time" in out, out
