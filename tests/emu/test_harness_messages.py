@@ -84,3 +84,16 @@ def test_values_that_print_alike_show_their_digits_or_bits():
     h["rtol"] = 1e-12
     (e,) = H.compare(h, {"c": got}, {"c": np.full(1000, 0.1, np.float64)})
     assert e.endswith("got 0.10000000149011612, expected 0.1"), e
+
+
+def test_zero_tolerances_are_bit_exact_signed_zeros_differ():
+    """rtol = atol = 0 means bit-exact (the corpus README): -0.0 against +0.0 is a mismatch,
+    shown with its sign; with a tolerance the two are equal, as np.allclose says."""
+    h = H.load_harness(str(EX / "vadd_f32.json"))
+    h["rtol"] = h["atol"] = 0
+    got = np.zeros(1000, np.float32)
+    got[7] = -0.0
+    (e,) = H.compare(h, {"c": got}, {"c": np.zeros(1000, np.float64)})
+    assert e.endswith("1 of 1000 elements differ; first at index 7: got -0.0, expected 0.0"), e
+    h["atol"] = 1e-30
+    assert H.compare(h, {"c": got}, {"c": np.zeros(1000, np.float64)}) == []
