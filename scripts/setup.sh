@@ -22,5 +22,9 @@ fi
 if ! python3 -c "import asmevo, lark, elftools, msgpack, networkx, z3, numpy, yaml, pytest, xdist, hypothesis, jsonschema, rich, matplotlib, mcp.server, ray" 2>/dev/null \
    || [ "$(python3 -c 'import asmevo,os;print(os.path.dirname(asmevo.__file__))' 2>/dev/null)" != "$PWD/asmevo" ]; then
   echo "setup: pip install -e .[test,mcp,ray]" >&2
-  python3 -m pip install -q --disable-pip-version-check -e ".[test,mcp,ray]" 2>&1 | grep -v "Running pip as the 'root' user" || true
+  # editable_mode=compat: the checkout goes on sys.path through a plain .pth line; the default
+  # editable install imports a finder module (pathlib, importlib.util, ...) at every Python
+  # start, some 20 ms of each asmevo command (benchmarks/parse.py, issue 16)
+  python3 -m pip install -q --disable-pip-version-check --config-settings editable_mode=compat \
+    -e ".[test,mcp,ray]" 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
