@@ -307,6 +307,13 @@ def _window_rows(kp):
 _WIN_HEAD = ("#", "share", "clk", "index", "pc", "block", "bottleneck", "first instruction")
 
 
+def _win_clk(prof) -> str:
+    """What a window's clk adds up (it is not the kernel's elapsed cycles)."""
+    if prof.source == "model-static":
+        return "clk of one wave's instructions"
+    return "clk summed over every wave's instructions, not elapsed like the cycles above"
+
+
 def _annotate_rows(kp):
     total = sum(r.latency for r in kp.instructions) or 1.0
     for r in kp.instructions:
@@ -350,7 +357,7 @@ def _print_text(prof, note, clock, args) -> None:
     for kp in prof.kernels.values():
         w("\n" + "\n".join(_kernel_lines(kp, prof, clock)) + "\n")
         if kp.windows:
-            w(f"  hot windows ({tag} share of attributed clk):\n")
+            w(f"  hot windows ({tag} share of attributed clk; {_win_clk(prof)}):\n")
             rows = [_WIN_HEAD] + list(_window_rows(kp))
             w(_fmt_table(rows, indent="    "))
         else:
@@ -388,7 +395,7 @@ def _print_rich(prof, note, clock, args) -> None:
         for line in _kernel_lines(kp, prof, clock):
             con.print(line, markup=False, highlight=False)
         if kp.windows:
-            t = Table(title=f"hot windows ({tag} share of attributed clk)")
+            t = Table(title=f"hot windows ({tag} share of attributed clk; {_win_clk(prof)})")
             for hname in _WIN_HEAD:
                 t.add_column(hname, justify="right" if hname in ("#", "share", "clk") else "left")
             for r in _window_rows(kp):
