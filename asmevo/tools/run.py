@@ -88,13 +88,15 @@ def run(args) -> int:
         if e.file is None:  # a launch/harness mismatch: name the harness
             e.file = args.harness
         raise
+    entry = h.get("name")
+    who = name if not entry or entry == name else f"{name} (entry {entry})"
     if device.hardware:
-        print(f"{name}: ran on {device.name}, {res.seconds:.3f} s wall (load, copies, launch)")
+        print(f"{who}: ran on {device.name}, {res.seconds:.3f} s wall (load, copies, launch)")
     else:
         rate = res.lane_instructions / res.seconds / 1e6 if res.seconds > 0 else 0.0
         # the seconds are the emulator's own wall time on this machine, not a GPU time (no
         # timing model runs here: 'asmevo profile' gives the estimate)
-        print(f"{name}: {res.waves} waves, {res.instructions} wave-instructions "
+        print(f"{who}: {res.waves} waves, {res.instructions} wave-instructions "
               f"({res.lane_instructions} lane-instructions), emulated in {res.seconds:.3f} s "
               f"wall ({rate:.2f} M lane-inst/s; not a GPU time: see 'asmevo profile')")
     if res.writes_outside:

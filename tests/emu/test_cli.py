@@ -64,3 +64,13 @@ def test_buffer_too_small_faults_with_location(corpus_dir, tmp_path, capsys):
     rc = main(["run", str(corpus_dir / "vadd_f32.co"), "--harness", str(tmp_path / "h.json")])
     err = capsys.readouterr().err
     assert rc == 2 and "global_store_dword" in err and "lane" in err and "vadd_f32" in err
+
+
+@pytest.mark.corpus
+def test_run_names_the_harness_entry_beside_the_kernel(corpus_dir, capsys):
+    """--entry softmax_row_O0 runs kernel softmax_row: the line names both (newcomer)."""
+    from asmevo.cli import main
+    c = corpus_dir
+    assert main(["run", str(c / "softmax_row_O0.co"), "--harness", str(c / "manifest.json"),
+                 "--entry", "softmax_row_O0"]) == 0
+    assert capsys.readouterr().out.startswith("softmax_row (entry softmax_row_O0): ")
