@@ -49,8 +49,15 @@ def check_output_path(path: str | os.PathLike) -> None:
         raise AsmevoError(f"cannot write output: directory {parent} does not exist", file=path)
 
 
-def read_assembly_text(path: str | os.PathLike, *, allow_empty: bool = True) -> str:
-    """The UTF-8 text of an assembly file.
+#: e_machine of AMDGPU code objects (EM_AMDGPU = 224, little-endian: AMDGPUUsage, "ELF Code
+#: Object")
+_EM_AMDGPU = (224).to_bytes(2, "little")
+
+
+def read_assembly_text(path: str | os.PathLike, *, allow_empty: bool = True,
+                       expected: str = "assembly text or an ELF code object") -> str:
+    """The UTF-8 text of an assembly file; ``expected``: what the caller accepts, for the
+    messages (``asmevo asm``: only assembly text).
 
     Raises:
         AsmevoError: missing, a directory, unreadable (permissions, I/O error), not UTF-8
@@ -70,16 +77,20 @@ def read_assembly_text(path: str | os.PathLike, *, allow_empty: bool = True) -> 
         raise AsmevoError(f"cannot read: {e.strerror or e}", file=path) from None
     check_input_size(len(raw), path, "assembly text")
     if raw[:4] == ELF_MAGIC:
-        raise AsmevoError("this is a code object (ELF); expected assembly text (use 'asmevo dis' first)",
-                          file=path)
+        if raw[18:20] == _EM_AMDGPU:
+            raise AsmevoError("this is a code object (ELF); expected assembly text (use "
+                              "'asmevo dis' first)", file=path)
+        machine = int.from_bytes(raw[18:20], "little") if len(raw) >= 20 else None
+        raise AsmevoError(f"this is an ELF file for another machine (e_machine {machine}), not "
+                          "an AMDGPU code object; expected assembly text", file=path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise AsmevoError(f"not UTF-8 text at byte {e.start}; expected assembly text or an ELF code "
-                          "object", file=path, offset=e.start) from None
+        raise AsmevoError(f"not UTF-8 text at byte {e.start}; expected {expected}", file=path,
+                          offset=e.start) from None
     if "\0" in text:
-        raise CodeObjectError("binary data that is not an ELF file; expected assembly text or an ELF "
-                              "code object", file=path, offset=text.index("\0"))
+        raise CodeObjectError(f"binary data that is not an ELF file; expected {expected}",
+                              file=path, offset=text.index("\0"))
     if not allow_empty and not text.strip():
         raise AsmevoError("empty file; expected assembly text", file=path, line=1, column=1)
     if _may_hold_long_number(text, max_literal()):

@@ -18,7 +18,7 @@ def run(args) -> int:
     from ..backend.assemble import assemble_bytes
     from ..fileio import write_output
     from ..frontend.loader import check_output_path, read_assembly_text
-    text = read_assembly_text(args.input, allow_empty=False)
+    text = read_assembly_text(args.input, allow_empty=False, expected="assembly text")
     check_output_path(args.output)
     if args.via_ir:
         from ..frontend.asm_parser import parse_asm
