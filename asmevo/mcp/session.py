@@ -494,9 +494,13 @@ class Session:
                                                  patch_moved=True)
             v = receipt["verdict"]
             if not ok:
+                ref = receipt.get("reference") or {}
+                if v.get("status") == "accepted" and ref.get("match") is False:
+                    why = f"the verifier accepted it, but {ref.get('summary')}"
+                else:
+                    why = f"{v.get('status')}: {v.get('message')}"
                 raise AsmevoError(f"candidate {candidate_id!r} was not exported: the code object "
-                                  f"built from it did not pass the check against K0 "
-                                  f"({v.get('status')}: {v.get('message')})")
+                                  f"built from it did not pass the final check ({why})")
             data = cand.code_object.data      # the bytes the check loaded and verified
         finally:
             import shutil

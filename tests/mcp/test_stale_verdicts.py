@@ -90,3 +90,36 @@ def test_export_patches_in_place_and_writes_verified_bytes(tmp_path):
                level="all")
     assert v.outcome == "accepted", v.text()
     s.close()
+
+
+def test_export_refused_by_the_reference_says_so(tmp_path):
+    """The verifier accepts the candidate (it is K0's equal) but the final check's numpy
+    reference does not match: the error says that, not 'accepted: ...' as if the verdict
+    were the reason (helper finding)."""
+    import shutil
+    d = tmp_path / "k"
+    d.mkdir()
+    for f in ("vadd_f32.co", "vadd_f32.json"):
+        shutil.copy(EX / f, d / f)
+    # right for the inputs K0 is checked on when loaded (seed 0), wrong for the final
+    # check's (seed 1, whose a[0] differs)
+    from asmevo.emu import harness as H
+    a0 = float(H.make_inputs(H.load_harness(str(EX / "vadd_f32.json")), 0)["a"][0])
+    (d / "ref.py").write_text(f"def vadd_f32(a, b, n, **_):\n"
+                              f"    return {{'c': a + b if float(a[0]) == {a0!r} else a - b}}\n")
+    h = json.loads((d / "vadd_f32.json").read_text())
+    h["reference"] = "ref.py:vadd_f32"
+    (d / "vadd_f32.json").write_text(json.dumps(h))
+    s = Session(str(tmp_path / "run"))
+    s.load_kernel(str(d / "vadd_f32.co"), str(d / "vadd_f32.json"))
+    c = s.propose_edit("k1", pipeline="kernel(sched)", hypothesis="schedule")
+    out = tmp_path / "out.co"
+    try:
+        s.export(c["candidate_id"], str(out))
+    except Exception as e:  # noqa: BLE001
+        msg = str(e)
+    else:
+        raise AssertionError("exported a candidate whose outputs differ from the reference")
+    assert "the verifier accepted it, but" in msg and "numpy reference" in msg, msg
+    assert not out.exists()
+    s.close()
