@@ -55,9 +55,23 @@ library and numpy.  (``git --git-dir=MIRROR worktree add /tmp/tinygrad HEAD``, o
 ``git archive HEAD | tar -x -C /tmp/tinygrad``, gives the checkout.)  Seen with tinygrad
 a9069c177a (2026-12-01): it segfaults on softmax_row and layernorm (in a ``ds_read_b32``
 after ``v_mov_b32 v4, 0``; the worker is restarted and the row says ``tg failed``), and its
-outputs differ from asmevo's on sgemm_tiled_O0 and wave_reduce_dpp (not investigated; it
-runs with DAZ/FTZ set in MXCSR, which alone would change denormal results); every other
-default kernel gives asmevo's outputs bit for bit.
+outputs differ from asmevo's on sgemm_tiled_O0 and wave_reduce_dpp, where tinygrad's emulator
+is the wrong one (asmevo's outputs equal the numpy reference; traced instruction by
+instruction in both emulators, pinned by tests/emu/test_inplace_dpp_private_scratch.py).
+wave_reduce_dpp (all 16 sums 1.4-1.6x too large): tinygrad runs ``v_add_u32_dpp v1, v1, v1
+quad_perm:[1,0,3,2] ... bound_ctrl:1`` (vdst = vsrc0) as a loop over lanes that sees its own
+writes, so lane 1 adds lane 0's new value (0x3f + 0x94 = 0xd3 instead of 0x3f + 0x55 = 0x94);
+with the destination renamed (``v_add_u32_dpp v6, v1, v1`` + ``v_mov_b32 v1, v6``) it gives
+asmevo's sums.  sgemm_tiled_O0 (all 1,024 outputs: 768 zero, the other 256 in rows 12-15 and
+28-31 wrong; no NaN or denormal anywhere): tinygrad gives all waves of a dispatch one 64-lane
+scratch buffer (``scratch_buf`` in ``run_asm``; address lane * stride + offset, no wave term),
+so after the first ``s_barrier`` wave 0's ``scratch_load_dword v1, off, s33 offset:40`` reads
+wave 3's spilled ty (12, not 0); with a scratch buffer per wave it gives asmevo's C bit for bit
+(DAZ/FTZ plays no part).  Seen on the way, not affecting outputs here: tinygrad leaves the SDST
+of ``v_mad_u64_u32`` unwritten (its pcode's ``D1.u1`` carry has no store), and it writes
+``old vdst op vsrc1`` in DPP lanes of disabled rows/banks or, without bound_ctrl, with an
+out-of-row source, which the ISA leaves unwritten.  Every other default kernel gives asmevo's
+outputs bit for bit.
 """
 
 from __future__ import annotations
