@@ -598,32 +598,35 @@ def _trim(x, n=1500):
 def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
     """Run (or resume) the loop described by ``cfg``; writes the run directory.
 
-    ``install_sigint``: handle Ctrl-C with :class:`asmevo.evolve.interrupt.Interrupts` (a
-    press inside a finaliser is not lost; exit status 130, everything evaluated kept).
+    ``install_sigint``: handle Ctrl-C with :class:`asmevo.interrupt.Interrupts` (every press
+    stops the run, wherever it lands: in a z3 query, a finaliser or z3's own code; exit
+    status 130, everything evaluated kept, the run resumable).
 
     Raises:
         AsmevoError: bad input (exit 2).
     """
+    from ..interrupt import Interrupts
+    with Interrupts(install_sigint) as ints:
+        return _run_evolve(cfg, ints)
+
+
+def _run_evolve(cfg, ints) -> RunResult:
     from .executor import make_executor
-    from .interrupt import Interrupts
     from .progress import Progress
     from .report import finalize
-    if cfg.agent:
-        from .agent import check_agent_command
-        check_agent_command(cfg.agent)
-    k0, h, kernel = check_inputs(cfg)
-    run = Run(cfg, k0, h, kernel)
-    executor = make_executor(cfg, run.spec())      # before the run directory is touched
-    try:
-        run.open()
-    except BaseException:
-        executor.close()
-        raise
-    run.init_state()
-    prog = None
+    run = prog = executor = None
     stop = "budget"
-    ints = Interrupts(install_sigint).__enter__()
     try:
+        ints.check()        # (a press while the handler was being installed)
+        if cfg.agent:
+            from .agent import check_agent_command
+            check_agent_command(cfg.agent)
+        k0, h, kernel = check_inputs(cfg)
+        run = Run(cfg, k0, h, kernel)
+        executor = make_executor(cfg, run.spec())      # before the run directory is touched
+        run.open()
+        run.init_state()
+        ints.check()
         run.root(executor)
         replayed = run.replay()
         run.events.emit("resume" if replayed else "start", kernel=kernel, seed=cfg.seed,
@@ -672,22 +675,39 @@ def run_evolve(cfg, *, install_sigint: bool = True) -> RunResult:
             prog.close()
         report = finalize(run, elapsed=time.time() - run.t0, stop_reason=stop,
                           rate=(run.store.count() - n_start) / max(1e-9, (time.time() - t_start) / 60))
+        ints.check()        # a press held back during the final check: not lost either
         return RunResult(0, cfg.out, stop, run.store.count(), report.get("winner", {}).get("hash"),
                          report.get("speedup"), report)
     except KeyboardInterrupt:
         if prog:
             prog.close()
-        run.events.emit("interrupted", evaluated=run.store.count())
-        argv = " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""
-        if "--resume" not in argv:
-            argv += " --resume"
-        print(f"\ninterrupted: {run.store.count()} candidates kept in {cfg.out}/lineage.sqlite\n"
-              f"resume with: asmevo {argv.strip()}", file=sys.stderr)
-        return RunResult(130, cfg.out, "interrupted", run.store.count())
+        return _interrupted(cfg, run)
     finally:
-        ints.__exit__()
         if prog:
             prog.close()
-        executor.close()
-        run.events.close()
-        run.store.close()
+        if executor is not None:
+            executor.close()
+        if getattr(run, "events", None) is not None:
+            run.events.close()
+        if getattr(run, "store", None) is not None:
+            run.store.close()
+
+
+def _interrupted(cfg, run) -> RunResult:
+    """Ctrl-C: the event, and on stderr what was kept and how to go on (exit status 130)."""
+    argv = [shlex.quote(a) for a in sys.argv[1:]] if sys.argv else []
+    db = os.path.join(cfg.out, "lineage.sqlite") if cfg.out else None
+    store = getattr(run, "store", None)
+    if store is None and not (db and os.path.exists(db)):    # nothing to resume
+        argv = [a for a in argv if a != "--resume"]
+        print(f"\ninterrupted before the run started: nothing kept\n"
+              f"run again with: asmevo {' '.join(argv)}", file=sys.stderr)
+        return RunResult(130, cfg.out, "interrupted", 0)
+    n = store.count() if store is not None else 0
+    if getattr(run, "events", None) is not None:
+        run.events.emit("interrupted", evaluated=n)
+    if "--resume" not in argv:
+        argv.append("--resume")
+    kept = f"{n} candidates kept in {db}" if store is not None else f"{db} kept"
+    print(f"\ninterrupted: {kept}\nresume with: asmevo {' '.join(argv)}", file=sys.stderr)
+    return RunResult(130, cfg.out, "interrupted", n)

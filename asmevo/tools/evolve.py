@@ -65,14 +65,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evolve.config import load_config
-    from ..evolve.loop import run_evolve
-    over = {k: getattr(args, k) for k in _KEYS if hasattr(args, k)}
-    over["kernel_file"] = args.kernel_file
-    cfg = load_config(args.config, over)
-    # a missing HIP runtime or device is reported before any work (exit 2)
-    from ..device import get_device
-    get_device(cfg.device).close()
+    try:
+        from ..evolve.config import load_config
+        from ..evolve.loop import run_evolve
+        over = {k: getattr(args, k) for k in _KEYS if hasattr(args, k)}
+        over["kernel_file"] = args.kernel_file
+        cfg = load_config(args.config, over)
+        # a missing HIP runtime or device is reported before any work (exit 2)
+        from ..device import get_device
+        get_device(cfg.device).close()
+    except KeyboardInterrupt:   # (from here on run_evolve handles Ctrl-C and says what it kept)
+        print("\ninterrupted before the run started: nothing kept", file=sys.stderr)
+        return 130
     res = run_evolve(cfg)
     if res.exit_status != 0:
         return res.exit_status

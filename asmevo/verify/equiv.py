@@ -30,6 +30,7 @@ from typing import Any, Iterable
 
 import z3
 
+from ..interrupt import raise_interrupt, z3_query
 from ..ir.instruction import Instruction
 from ..ir.module import Kernel, Module
 from ..ir.operands import reg_units
@@ -1106,13 +1107,17 @@ def set_solver_limits(s, budget_ms: float) -> tuple[int, int]:
 
 
 def solver_check(s, *assumptions):
-    """``s.check()``, but Ctrl-C is not an answer: z3 catches SIGINT inside ``check`` (its
-    ``ctrl_c`` parameter) and returns ``unknown`` ("interrupted from keyboard"), so Python
-    never saw the interrupt and ``asmevo evolve`` went on with a proof quietly turned into
-    unknown.  Raises :class:`KeyboardInterrupt` then."""
-    r = s.check(*assumptions)
+    """``s.check()``, but Ctrl-C is not an answer: raises :class:`KeyboardInterrupt` when the
+    query was interrupted.  z3 catches SIGINT inside ``check`` (its ``ctrl_c`` parameter, on
+    unless an :class:`asmevo.interrupt.Interrupts` is installed) and returns ``unknown``
+    ("interrupted from keyboard"), so Python never saw the interrupt and ``asmevo evolve`` went
+    on with a proof quietly turned into unknown.  Under :class:`~asmevo.interrupt.Interrupts`
+    (``asmevo evolve``) a press stops the query (``unknown``, "interrupted") and is raised at
+    the query's end even when it answered (:class:`asmevo.interrupt.z3_query`)."""
+    with z3_query(s):
+        r = s.check(*assumptions)
     if r == z3.unknown and "interrupted" in s.reason_unknown():
-        raise KeyboardInterrupt
+        raise_interrupt()
     return r
 
 
