@@ -275,7 +275,8 @@ def run_guarded(fn, prog: str, on_error=None) -> int:
     * :class:`~asmevo.errors.AsmevoError` (bad input): ``PROG: <message with location>`` on
       stderr, its ``exit_status`` (2);
     * ``BrokenPipeError`` (stdout closed, e.g. ``| head``): quiet, exit 0;
-    * ``KeyboardInterrupt``: exit 130;
+    * ``KeyboardInterrupt``: exit 130, after killing the LLVM tools still running
+      (:func:`asmevo.llvm.stop_tools`);
     * any other exception is a bug: ``PROG: internal error: TYPE: msg`` and exit 1, the
       traceback only when ``ASMEVO_DEBUG=1``.
     """
@@ -287,6 +288,9 @@ def run_guarded(fn, prog: str, on_error=None) -> int:
         print(f"{prog}: {e}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
+        llvm = sys.modules.get("asmevo.llvm")      # (not imported: no tool was started)
+        if llvm is not None:
+            llvm.stop_tools()
         return 130
     except BrokenPipeError:
         _quiet_stdout()

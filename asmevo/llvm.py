@@ -26,6 +26,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 
 from .errors import AsmevoError, ToolCrashedError, ToolFailedError, ToolNotFoundError, ToolTimeoutError
 
@@ -114,11 +115,10 @@ def run_process(argv: list[str], *, input: bytes | str | None = None, what: str 
     try:
         if stdout_file is not None:
             sink = open(stdout_file, "wb")
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                                stdout=stdout_fd if stdout_fd is not None
-                                else subprocess.PIPE if sink is None else sink,
-                                stderr=subprocess.PIPE, text=text,
-                                start_new_session=True, cwd=cwd)
+        proc = start_tool(argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                          stdout=stdout_fd if stdout_fd is not None
+                          else subprocess.PIPE if sink is None else sink,
+                          stderr=subprocess.PIPE, text=text, cwd=cwd)
     except OSError as e:
         raise ToolFailedError(f"cannot run {name}: {e.strerror or e}", file=file) from None
     finally:
@@ -135,10 +135,153 @@ def run_process(argv: list[str], *, input: bytes | str | None = None, what: str 
     except BaseException:
         _kill_group(proc)
         raise
+    finally:
+        tool_ended(proc)
     if stdout_file is not None:
         with open(stdout_file, "r" if text else "rb") as f:
             out = f.read()
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+# -- the tools running now: Ctrl-C and SIGTERM stop them -------------------------------------
+#
+# A tool leads its own session (its process group: a timeout kills what it started too), so
+# the terminal's Ctrl-C does not reach it: asmevo must stop it.  Every tool is recorded from
+# its start until it is reaped; :func:`stop_tools` kills and reaps the ones still running.
+# A KeyboardInterrupt raised inside ``subprocess.Popen`` after the fork (or before the caller
+# held the new process) left the tool running, unknown to anyone: :func:`start_tool` holds
+# SIGINT and SIGTERM off until the tool is recorded.
+
+_tools: dict = {}           # running tool (Popen) -> ident of the thread that started it
+_tools_lock = threading.Lock()
+
+
+class _SignalsHeld:
+    """In the main thread: SIGINT and SIGTERM, when Python handles them, are recorded
+    instead of acted on until :meth:`release`, which restores their handlers and raises
+    the recorded signals again (their handlers then run).  :func:`signals_held` is the
+    ``with`` form."""
+
+    def __init__(self):
+        self.old: dict = {}
+        self.got: list = []
+        if threading.current_thread() is not threading.main_thread():
+            return          # (Python runs signal handlers in the main thread only)
+        for s in (signal.SIGINT, signal.SIGTERM):
+            h = signal.getsignal(s)
+            if callable(h):
+                self.old[s] = signal.signal(s, self._record)
+
+    def _record(self, signum, frame) -> None:
+        self.got.append(signum)
+
+    def release(self) -> None:
+        old, self.old = self.old, {}
+        for s, h in old.items():
+            signal.signal(s, h)
+        got, self.got = self.got, []
+        for s in dict.fromkeys(got):
+            signal.raise_signal(s)
+
+
+class signals_held:
+    """``with signals_held(): ...``: a SIGINT or SIGTERM that comes during the body (e.g.
+    starting a thread that will start a tool) acts when it ends (:class:`_SignalsHeld`)."""
+
+    def __enter__(self):
+        self.held = _SignalsHeld()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.held.release()
+
+
+def start_tool(argv: list[str], **popen_kw) -> subprocess.Popen:
+    """``subprocess.Popen(argv, start_new_session=True, **popen_kw)``, recorded as running
+    (:func:`stop_tools`) before a SIGINT or SIGTERM can act in the caller; one that came
+    meanwhile acts once it is recorded, after the tool is stopped.  The caller calls
+    :func:`tool_ended` once it has reaped the tool.
+
+    Raises:
+        OSError: the tool could not be started.
+    """
+    held = _SignalsHeld()
+    try:
+        proc = subprocess.Popen(argv, start_new_session=True, **popen_kw)
+    except BaseException:
+        held.release()
+        raise
+    with _tools_lock:
+        _tools[proc] = threading.get_ident()
+    try:
+        held.release()
+    except BaseException:
+        _kill_group(proc)
+        tool_ended(proc)
+        raise
+    return proc
+
+
+def tool_ended(proc: subprocess.Popen) -> None:
+    """``proc`` (from :func:`start_tool`) was reaped: no longer running."""
+    with _tools_lock:
+        _tools.pop(proc, None)
+
+
+def stop_tools(thread: int | None = None) -> None:
+    """Kill (SIGKILL, with their process groups) and reap the LLVM tools still running that
+    thread ``thread`` started (``None``: any thread): what Ctrl-C and SIGTERM do to the
+    tools of a command they stop."""
+    with _tools_lock:
+        procs = [p for p, t in _tools.items() if thread is None or t == thread]
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(10)      # (not communicate: the thread that started it may be in it)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
+        tool_ended(proc)
+
+
+class stopped_cleanly:
+    """``with stopped_cleanly(): ...`` around a command's work: in the main thread a SIGTERM
+    raises ``SystemExit(143)`` (128 + SIGTERM) instead of killing the process at once, so
+    that ``finally`` blocks run (temporary files removed); when Ctrl-C or SIGTERM ends the
+    body, the LLVM tools still running are killed and reaped (:func:`stop_tools`).  The
+    previous SIGTERM handler is restored afterwards."""
+
+    def __enter__(self):
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self.old = signal.signal(signal.SIGTERM, _on_sigterm)
+            except (ValueError, OSError):
+                self.old = None
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        if isinstance(exc, (KeyboardInterrupt, Terminated)):
+            stop_tools()
+
+
+class Terminated(SystemExit):
+    """``SystemExit(143)`` raised by SIGTERM (see :class:`stopped_cleanly`)."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated(128 + signum)
+
+
+#: seconds the main thread waits on a tool's thread or output at a time: a signal that comes
+#: just before a blocking wait begins (Python runs its handler only between bytecodes) acts
+#: within this time, not when the tool ends.  (Not for ``communicate``: a call retried after
+#: its timeout no longer sends the rest of the input.)
+WAIT_S = 0.1
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -147,10 +290,16 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    try:
-        proc.communicate(timeout=10)
-    except (subprocess.TimeoutExpired, ValueError, OSError):
+    try:    # (not communicate: a communicate cut short by Ctrl-C leaves it unusable)
+        proc.wait(10)
+    except (subprocess.TimeoutExpired, OSError):
         pass
+    for f in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            if f is not None:
+                f.close()
+        except (OSError, ValueError):
+            pass
 
 
 def _candidate_dirs() -> list[str]:

@@ -934,20 +934,34 @@ def _mc_object(text: str, *, with_elf: bool = False, meanwhile=None):
     if meanwhile is None:
         return _read_object_data(object_bytes(text, filename="<disassembly>"), with_elf=with_elf)
     import threading
+
+    from ..llvm import WAIT_S, signals_held, stop_tools
     done: list = []
     failed: list[BaseException] = []
+    finished = threading.Event()
 
     def run() -> None:
         try:
             done.append(object_bytes(text, filename="<disassembly>"))
         except BaseException as e:  # noqa: BLE001 - raised again below
             failed.append(e)
+        finally:
+            finished.set()
     worker = threading.Thread(target=run, name="asmevo-check")
-    worker.start()
     try:
+        with signals_held():    # (a Ctrl-C as the thread starts acts once it runs)
+            worker.start()
         meanwhile()
-    finally:
-        worker.join()
+        # timed waits: a Ctrl-C or SIGTERM that comes just before one acts at once (and not
+        # Thread.join: interrupted, it can take a running thread for ended, bpo-45274)
+        while not finished.wait(WAIT_S):
+            pass
+    except BaseException:   # (Ctrl-C): llvm-mc is stopped, not waited for
+        while worker.ident is not None and not finished.is_set():
+            stop_tools(worker.ident)
+            finished.wait(WAIT_S)
+        raise
+    worker.join()
     if failed:
         raise failed[0]
     return _read_object_data(done[0], with_elf=with_elf)

@@ -66,7 +66,7 @@ class StartedObjdump:
         import threading
 
         from ..errors import ToolFailedError
-        from ..llvm import find_tool, tool_timeout
+        from ..llvm import find_tool, start_tool, tool_timeout
         self.path = path
         self._err: BaseException | None = None
         self._stderr = b""
@@ -83,18 +83,39 @@ class StartedObjdump:
         except (ImportError, OSError, ValueError):
             pass  # a smaller pipe: more wake-ups, the same listing
         try:
-            self._proc = subprocess.Popen([exe, *objdump_args(path)], stdin=subprocess.DEVNULL,
-                                          stdout=w, stderr=subprocess.PIPE,
-                                          start_new_session=True)
+            # (recorded as running before a Ctrl-C can act here: asmevo.llvm.stop_tools)
+            self._proc = start_tool([exe, *objdump_args(path)], stdin=subprocess.DEVNULL,
+                                    stdout=w, stderr=subprocess.PIPE)
         except OSError as e:
             os.close(r)
             raise ToolFailedError(f"cannot run llvm-objdump: {e.strerror or e}") from None
+        except BaseException:
+            os.close(r)
+            raise
         finally:
             os.close(w)  # (the tool holds it now) the reader sees the end of the listing
         self._fd = r
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="asmevo-objdump", daemon=True)
-        self._thread.start()
+        try:
+            self._done = threading.Event()
+            self._thread = threading.Thread(target=self._watch, name="asmevo-objdump",
+                                            daemon=True)
+            self._thread.start()
+        except BaseException:   # (Ctrl-C while the thread starts: the caller never gets self)
+            self._stop_unwatched()
+            raise
+
+    def _stop_unwatched(self) -> None:
+        """Kill and reap the tool (the thread that would may not run) and close the pipe."""
+        from ..llvm import tool_ended
+        self._kill()
+        try:
+            self._proc.wait()
+        except OSError:
+            pass
+        tool_ended(self._proc)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def _watch(self) -> None:
         """Read the tool's stderr (bounded) until it closes, then reap the tool; stop it when
@@ -145,6 +166,8 @@ class StartedObjdump:
                 proc.stderr.close()
             except OSError:
                 pass
+            from ..llvm import tool_ended
+            tool_ended(proc)
             self._done.set()
 
     def _kill(self) -> None:
@@ -184,10 +207,17 @@ class StartedObjdump:
     def _pieces(self, batch: float):
         """The listing's bytes as they come, in reads of up to a MiB; while the tool runs,
         ``batch`` seconds between reads let the pipe fill (fewer reads and wake-ups)."""
+        import select
         import time
+
+        from ..llvm import WAIT_S
         buf = memoryview(bytearray(PIPE_SIZE))
         fd = self._fd
+        poller = select.poll()   # (a timed wait: a Ctrl-C that comes just before it acts)
+        poller.register(fd, select.POLLIN)
         while True:
+            while not poller.poll(WAIT_S * 1000):
+                pass
             n = os.readv(fd, [buf])
             if n == 0:
                 return

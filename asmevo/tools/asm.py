@@ -14,7 +14,17 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    """Assemble ``args.input`` into ``args.output``; returns 0."""
+    """Assemble ``args.input`` into ``args.output``; returns 0.
+
+    Ctrl-C or a SIGTERM meanwhile ends the command with status 130 or 143 after the usual
+    clean-up (llvm-mc or ld.lld killed and reaped, the temporary directory removed:
+    :class:`asmevo.llvm.stopped_cleanly`)."""
+    from ..llvm import stopped_cleanly
+    with stopped_cleanly():
+        return _run(args)
+
+
+def _run(args) -> int:
     from ..backend.assemble import assemble_bytes
     from ..fileio import write_output
     from ..frontend.loader import check_output_path, read_assembly_text

@@ -17,9 +17,11 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     """Disassemble ``args.input``; returns 0.
 
-    A SIGTERM meanwhile ends the command with status 143 after the usual clean-up (the
-    tools it started are stopped, no temporary file stays behind)."""
-    with _terminated_as_exit():
+    Ctrl-C or a SIGTERM meanwhile ends the command with status 130 or 143 after the usual
+    clean-up (the tools it started are killed and reaped, no temporary file stays behind:
+    :class:`asmevo.llvm.stopped_cleanly`)."""
+    from ..llvm import stopped_cleanly
+    with stopped_cleanly():
         return _run(args)
 
 
@@ -44,8 +46,10 @@ def _run(args) -> int:
     name = "<stdin>" if args.input == getattr(args, "stdin_path", None) else args.input
     # llvm-objdump runs while the disassembler's modules import (some 70 ms)
     from ..frontend.objdump import StartedObjdump
-    started = StartedObjdump(args.input) if is_code_object(args.input) else None
+    started = None
     try:
+        if is_code_object(args.input):
+            started = StartedObjdump(args.input)
         from ..frontend.gcpause import gc_paused
         with gc_paused():
             from ..frontend.disasm import disassemble_and_print
@@ -92,63 +96,3 @@ def write_stdout(text: str) -> None:
         raise
     except OSError as e:
         raise AsmevoError(f"cannot write output: {e.strerror or e}", file="<stdout>") from None
-
-
-class _terminated_as_exit:
-    """While the ``with`` body runs in the main thread, SIGTERM raises ``SystemExit(143)``
-    (128 + SIGTERM) there instead of killing the process at once, so that ``finally`` blocks
-    run: llvm-objdump is stopped, temporary files (standard input's copy, an output's temporary
-    file) are removed.  The previous handler is restored afterwards."""
-
-    def __enter__(self):
-        import signal
-        import threading
-        self.old = None
-        if threading.current_thread() is threading.main_thread():
-            try:
-                self.old = signal.signal(signal.SIGTERM, _on_sigterm)
-            except (ValueError, OSError):
-                self.old = None
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if self.old is not None:
-            import signal
-            signal.signal(signal.SIGTERM, self.old)
-            if isinstance(exc, _Terminated):
-                _kill_children()
-
-
-class _Terminated(SystemExit):
-    """SystemExit(143) raised by SIGTERM (see :class:`_terminated_as_exit`)."""
-
-
-def _on_sigterm(signum, frame) -> None:
-    raise _Terminated(128 + signum)
-
-
-def _kill_children() -> None:
-    """Kill (SIGKILL, with their process groups: each LLVM tool leads its own session) and
-    reap this process's children still running: a tool started just before the SIGTERM, not
-    yet in the hands of the code that stops it (Linux: /proc; elsewhere nothing)."""
-    import os
-    import signal
-    me = os.getpid()
-    try:
-        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
-    except OSError:
-        return
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-            fields = stat[stat.rindex(b")") + 2:].split()
-            if int(fields[1]) != me:  # (state, ppid, pgrp, ...)
-                continue
-            if int(fields[2]) == pid:
-                os.killpg(pid, signal.SIGKILL)
-            else:
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (OSError, ValueError, IndexError):
-            continue

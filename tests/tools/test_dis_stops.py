@@ -1,7 +1,8 @@
 """``asmevo dis`` ends promptly and cleanly (issue 16): a corrupt code object that makes
 llvm-objdump write warnings without end is reported at once (the tool is stopped, its
-diagnostics bounded), a full standard output is one clear error, a SIGTERM leaves no
-temporary file and no tool running, and standard input is named ``<stdin>``."""
+diagnostics bounded), a full standard output is one clear error, a SIGTERM or Ctrl-C
+leaves no temporary file and no tool running (``asmevo asm`` too), and standard input is
+named ``<stdin>``."""
 
 from __future__ import annotations
 
@@ -135,45 +136,50 @@ def test_asm_to_dev_full(tmp_path):
     assert err == "asmevo asm: <stdout>: error: cannot write output: No space left on device\n"
 
 
-_SLOW_OBJDUMP = """#!/bin/sh
+#: a stand-in LLVM tool that never ends: it writes its pid, then (``{signal}`` not empty)
+#: signals asmevo itself at once -- while asmevo is still starting it (inside
+#: ``subprocess.Popen``, starting the thread that reads its stderr...) -- or leaves that to
+#: the test, once it runs
+_STAND_IN = """#!/bin/sh
 echo $$ > "{pid}"
+[ -n "{signal}" ] && kill -{signal} $PPID
 exec sleep 60
 """
 
+#: (SIGINT: Ctrl-C; a terminal sends it to asmevo only, since every tool leads its own
+#: session) x (sent by the test once the tool runs, or by the tool as asmevo starts it)
+_SIGNALS = [pytest.param(sig, status, when, id=f"{sig.name}-{when}")
+            for sig, status in ((signal.SIGTERM, 143), (signal.SIGINT, 130))
+            for when in ("running", "starting")]
 
-@pytest.mark.parametrize("signum,status", [
-    (signal.SIGTERM, 143),
-    # known defect (session 8): after Ctrl-C the stand-in llvm-objdump is sometimes left
-    # running; not strict, so a fix shows as XPASS
-    pytest.param(signal.SIGINT, 130, marks=pytest.mark.xfail(
-        reason="Ctrl-C during asmevo dis can leave llvm-objdump running", strict=False)),
-])
-def test_sigterm_leaves_nothing_behind(tmp_path, signum, status):
-    """SIGTERM (or Ctrl-C's SIGINT) while llvm-objdump runs (a stand-in that never ends),
-    reading standard input: exit status 143 (130) at once, the tool killed, no temporary file
-    left (standard input's copy included) and no partial output."""
+
+def _stopped_while_tool_runs(tmp_path, tool, cmd, signum, when, stdin=None, real=()):
+    """Run ``asmevo CMD`` with ``tool`` replaced by a stand-in that never ends (the tools in
+    ``real`` linked beside it) and stop it with ``signum`` (``when``: see :data:`_STAND_IN`).
+    Returns (exit status, stderr, temporary directory, whether the stand-in was left
+    running)."""
     fake = tmp_path / "bin"
     fake.mkdir()
-    pid_file = tmp_path / "objdump.pid"
-    tool = fake / "llvm-objdump"
-    tool.write_text(_SLOW_OBJDUMP.format(pid=pid_file))
-    tool.chmod(0o755)
+    for name in real:
+        (fake / name).symlink_to(require_tool(name))
+    pid_file = tmp_path / "tool.pid"
+    stand_in = fake / tool
+    stand_in.write_text(_STAND_IN.format(pid=pid_file,
+                                         signal=signum.name[3:] if when == "starting" else ""))
+    stand_in.chmod(0o755)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    out = tmp_path / "out"
-    out.mkdir()
-    with open(VADD, "rb") as stdin:
-        p = subprocess.Popen([sys.executable, "-m", "asmevo", "dis", "-", "-o", str(out / "k.s")],
-                             stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env=_env(TMPDIR=str(tmp), ASMEVO_LLVM_BIN=str(fake)))
+    p = subprocess.Popen([sys.executable, "-m", "asmevo", *cmd], stdin=stdin,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=_env(TMPDIR=str(tmp), ASMEVO_LLVM_BIN=str(fake)))
     try:
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert p.poll() is None, p.communicate()
-            assert time.monotonic() < deadline, "the stand-in llvm-objdump never started"
-            time.sleep(0.02)
-        assert os.listdir(tmp), "standard input's copy is where the test expects it"
-        p.send_signal(signum)
+        if when == "running":
+            deadline = time.monotonic() + 30
+            while not (pid_file.exists() and pid_file.read_text().strip()):
+                assert p.poll() is None, p.communicate()
+                assert time.monotonic() < deadline, f"the stand-in {tool} never started"
+                time.sleep(0.02)
+            p.send_signal(signum)
         _, err = p.communicate(timeout=20)
     finally:
         if p.poll() is None:
@@ -188,11 +194,46 @@ def test_sigterm_leaves_nothing_behind(tmp_path, signum, status):
     else:
         os.kill(tool_pid, signal.SIGKILL)
         left_running = True
-    assert p.returncode == status, err
+    return p.returncode, err, tmp, left_running
+
+
+@pytest.mark.parametrize("tool", ["llvm-objdump", "llvm-mc"])
+@pytest.mark.parametrize("signum,status,when", _SIGNALS)
+def test_sigterm_leaves_nothing_behind(tmp_path, tool, signum, status, when):
+    """SIGTERM (or Ctrl-C's SIGINT) while llvm-objdump, or llvm-mc checking the text, runs
+    (a stand-in that never ends), reading standard input: exit status 143 (130) at once, the
+    tool killed, no temporary file left (standard input's copy included) and no partial
+    output.  (Ctrl-C as asmevo started llvm-objdump left it running: the KeyboardInterrupt
+    came before asmevo held the process; llvm-mc runs on a thread, which Ctrl-C waited for.)"""
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(VADD, "rb") as stdin:
+        code, err, tmp, left_running = _stopped_while_tool_runs(
+            tmp_path, tool, ["dis", "-", "-o", str(out / "k.s")], signum, when, stdin=stdin,
+            real=[t for t in ("llvm-objdump", "llvm-mc") if t != tool])
+    assert code == status, err
     assert b"Traceback" not in err, err
     assert os.listdir(tmp) == []
     assert os.listdir(out) == []
-    assert not left_running, "llvm-objdump was left running"
+    assert not left_running, f"{tool} was left running"
+
+
+@pytest.mark.parametrize("tool", ["llvm-mc", "ld.lld"])
+@pytest.mark.parametrize("signum,status,when", _SIGNALS)
+def test_asm_stopped_leaves_nothing_behind(tmp_path, tool, signum, status, when):
+    """The same for ``asmevo asm`` while llvm-mc or ld.lld runs: the tool killed, its
+    temporary directory (the object file) removed, no output (a SIGTERM left both the tool
+    and the directory; Ctrl-C as asmevo started the tool left it running)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    code, err, tmp, left_running = _stopped_while_tool_runs(
+        tmp_path, tool, ["asm", str(ROOT / "examples" / "vadd_f32.s"), "-o", str(out / "k.co")],
+        signum, when, real=[t for t in ("llvm-mc",) if t != tool])
+    assert code == status, err
+    assert b"Traceback" not in err, err
+    assert os.listdir(tmp) == []
+    assert os.listdir(out) == []
+    assert not left_running, f"{tool} was left running"
 
 
 @pytest.mark.corpus
