@@ -103,14 +103,14 @@ _QUICK_QUERIES = """
     import z3
     from asmevo.interrupt import Interrupts
     from asmevo.verify.equiv import solver_check
-    x, y = z3.BitVecs("x y", 32)
+    x, y = z3.BitVecs("x y", 16)
     rng = random.Random(1)
     lost = 0
-    for round in range(80):
+    for rnd in range(60):
         with Interrupts():
-            # a press at a random moment of a stream of queries of a few milliseconds each:
-            # with z3's own handler, a query that answered anyway swallowed it (lost ~1 in 15)
-            threading.Timer(rng.uniform(0.01, 0.1), os.kill, (os.getpid(), signal.SIGINT)).start()
+            # a press at a random moment of a stream of queries of about a millisecond each:
+            # with z3's own handler, a query that answered anyway swallowed it (~1 in 12)
+            threading.Timer(rng.uniform(0.005, 0.03), os.kill, (os.getpid(), signal.SIGINT)).start()
             t0 = time.monotonic()
             try:
                 n = 0
