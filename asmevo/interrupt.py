@@ -23,7 +23,10 @@ loses a press, or breaks z3, in three places a proof spends its time:
 In the last two places (and in this module's own bookkeeping) :class:`Interrupts`' handler
 only records the press: it is raised where it is safe -- by the watcher thread signalling the
 main thread again a moment later, at the next z3 query's start or end, or at the loop's next
-:meth:`Interrupts.check`.
+:meth:`Interrupts.check`.  A finaliser the handler cannot tell by its name (a weakref
+callback run by the garbage collector, e.g. ``WeakSet._remove``) drops the exception through
+``sys.unraisablehook``: the hook installed meanwhile takes a dropped ``KeyboardInterrupt``
+as not raised (nothing printed) and the watcher signals again.
 
 The state is the process's (SIGINT is): one :class:`Interrupts` at a time, in the main thread.
 """
@@ -124,6 +127,7 @@ class Interrupts:
         self._thread = None
         self._closing = False
         self._ctrl_c = None
+        self._old_hook = None
 
     @property
     def pending(self) -> bool:
@@ -145,6 +149,21 @@ class Interrupts:
                 return
             _raised = True
         raise KeyboardInterrupt
+
+    def _unraisable(self, u) -> None:
+        """``sys.unraisablehook``: a ``KeyboardInterrupt`` dropped where it was raised (a
+        finaliser or weakref callback) is raised again by the watcher, and not printed."""
+        global _raised
+        if u.exc_type is not None and issubclass(u.exc_type, KeyboardInterrupt):
+            with _lock:
+                _raised = False
+            if self._pipe is not None:
+                try:
+                    os.write(self._pipe[1], bytes([signal.SIGINT]))   # (wakes the watcher)
+                except OSError:
+                    pass
+            return
+        (self._old_hook or sys.__unraisablehook__)(u)
 
     # the watcher (its own thread) ---------------------------------------------------
     def _watch(self, rfd: int, main_id: int) -> None:
@@ -180,6 +199,7 @@ class Interrupts:
         with _lock:
             _active, _pending, _raised, _resent = True, False, False, 0
         self._old = signal.signal(signal.SIGINT, self._handler)
+        self._old_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         r, w = os.pipe()
         os.set_blocking(w, False)
         try:
@@ -215,6 +235,8 @@ class Interrupts:
             signal.set_wakeup_fd(self._old_wakeup)
         signal.signal(signal.SIGINT, self._old)
         self._old = None
+        if sys.unraisablehook == self._unraisable:
+            sys.unraisablehook = self._old_hook
         if self._pipe is not None:
             for fd in self._pipe:
                 os.close(fd)

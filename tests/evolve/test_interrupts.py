@@ -60,6 +60,31 @@ def test_sigint_inside_a_finaliser_is_raised_after_it(monkeypatch):
     assert seen == []        # nothing dropped ("Exception ignored in ...")
 
 
+def test_sigint_inside_a_weakref_callback_is_raised_after_it(monkeypatch):
+    """A finaliser the handler cannot tell by its name (a weakref callback, as WeakSet's run
+    by the garbage collector after an in-process evolve run): the KeyboardInterrupt raised in
+    it is dropped, and raised again after it, nothing printed."""
+    import weakref
+
+    class Obj:
+        pass
+
+    def callback(_ref):
+        os.kill(os.getpid(), signal.SIGINT)
+        _spin(0.2)
+
+    seen = _unraisable(monkeypatch)
+    with Interrupts():
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            x = Obj()
+            r = weakref.ref(x, callback)
+            del x
+            _spin(5)
+        assert time.monotonic() - t0 < 2 and r() is None
+    assert seen == []
+
+
 def test_sigint_elsewhere_raises_at_once():
     with Interrupts() as ints:
         with pytest.raises(KeyboardInterrupt):
