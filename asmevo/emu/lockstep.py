@@ -1039,11 +1039,25 @@ class _LaneSGPRs:
 _NOT_SLOTS = ("scc", "src_scc", "execz", "src_execz", "vccz", "src_vccz")
 
 
+def _float_op(spec) -> bool:
+    """Does a vector instruction combine two floating-point sources (or is it a mix)?  Given
+    two NaN operands, numpy's result carries the NaN of one chosen by operand position *and*
+    by whether an operand is broadcast from one element (as an SGPR read by one wave is) or
+    a full array (as the per-lane SGPRs of :class:`_LaneSGPRs` are): such an instruction
+    runs once per run of waves with equal SGPRs instead (each reading its SGPRs as one wave
+    does).  (Packed and dot operations' b16/b32 sources hold floats when the name says so.)"""
+    if spec.kind == "mix":
+        return True
+    packed = any(x in spec.name for x in ("f16", "f32", "f64", "bf16", "fp8", "bf8"))
+    return sum(t[0] == "f" or packed and t[0] == "b" for t in spec.src) >= 2
+
+
 def _lane_sgprs(prog):
     """Per pc: whether a ``vec`` / ``mem`` instruction may read SGPR operands that differ
     between the waves per lane (:class:`_LaneSGPRs`): a VALU / VOP3P / mix instruction, or a
     global load/store/atomic (its SGPR base), whose SGPR-file operands are plain registers
-    (s, ttmp, vcc, exec, m0...); cached on the program."""
+    (s, ttmp, vcc, exec, m0...), not a floating-point operation (:func:`_float_op`); cached
+    on the program."""
     f = getattr(prog, "_lockstep_lane_sgprs", None)
     if f is None:
         from ..semantics.registry import lookup
@@ -1055,6 +1069,8 @@ def _lane_sgprs(prog):
                 m[0] == "vec" and spec.kind in ("valu", "vop3p", "mix") or
                 m[0] == "mem" and spec.kind in ("vmem", "vmem_atomic") and
                 spec.extra.get("seg") == "global")
+            if ok and _float_op(spec):
+                ok = False
             if ok:
                 for op in inst.operands:
                     b = getattr(op, "base", op)

@@ -32,7 +32,10 @@ def test_per_wave_sgpr_operands_equal_one_wave(partial):
 
 
 def test_per_wave_sgpr_operands_run_once(monkeypatch):
-    """The VALU instructions read the per-lane SGPRs (they ran wave by wave before)."""
+    """The VALU instructions read the per-lane SGPRs (they ran wave by wave before); not
+    those combining two float sources (v_fma_f32, v_max_f32, v_pk_add_f16, v_add_f16), which
+    run once per run of waves with equal SGPRs, for the NaN they return
+    (tests/emu/test_lockstep_fuzz_found.py)."""
     reads = []
     orig = LS._LaneSGPRs.__getitem__
 
@@ -41,7 +44,7 @@ def test_per_wave_sgpr_operands_run_once(monkeypatch):
         return orig(self, k)
     monkeypatch.setattr(LS._LaneSGPRs, "__getitem__", spy)
     _same(VALU, nwaves=4)
-    assert len(reads) >= 15
+    assert len(reads) >= 13
 
 
 def _global(lines, lockstep, partial=False, bad=None):
