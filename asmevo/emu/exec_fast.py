@@ -152,7 +152,10 @@ def _fma_f32(inst, spec, nxt):
         b = r1(wv).view(F32)
         c = r2(wv).view(F32)
         s = a.astype(F64) * b       # the exact product (24 + 24 bits)
-        s += c
+        if s.shape == c.shape:
+            s += c
+        else:                       # (a product of two scalars, e.g. an SGPR and a constant)
+            s = s + c
         sb = s.view(U64)
         if np.count_nonzero(((sb & _LOW) == _MID) | ((sb & _EXPM) < _TINY)):
             val = _fma32(a, b, c).view(U32)

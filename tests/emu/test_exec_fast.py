@@ -22,6 +22,8 @@ CASES = [
     "v_fmac_f32_e32 v4, 0.5, v1",
     "v_fma_f32 v4, v1, v2, v3",
     "v_fma_f32 v4, v1, s3, 1.0",
+    "v_fma_f32 v4, s3, 0.5, v2",        # a product of two scalars, lanes added (it crashed)
+    "v_fma_f32 v4, 2.0, s0, v1",
     "v_max_f32_e32 v4, v4, v4",
     "v_max_f32_e32 v5, v3, v3",
     "v_min_f32_e64 v2, v6, v6",
