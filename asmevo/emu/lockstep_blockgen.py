@@ -346,11 +346,17 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
             out.append(f"{k}_{tag} = {e}")
             return f"{k}_{tag}"
         one = _scalar_f32(b if ex[0][1] else a, consts)
-        if one is not None and not one[1]:
+        if one is not None and one[1]:
+            # a NaN constant: the closure's own product, the constant a one-element operand
+            # (where two NaNs meet numpy returns the broadcast operand's, on either side;
+            # filled into lanes it would return the first operand's)
+            a, b, c = name(a, "a"), name(b, "b"), name(c, "c")
+            out.append(f"MUL({a}.astype(F64), {b}.astype(F64), T)")
+        elif one is not None:
             # one operand is one SGPR or constant: its float64 value in the 0-d ``X`` (a
             # constant: in its own 0-d array); the product computed as lanes * X (the same
             # value as X * lanes: x is not a NaN on this way -- a NaN SGPR takes the
-            # general one, where operand order picks the NaN payload)
+            # closure's product, where the one-element operand's NaN is returned)
             lanes = name(a if ex[0][1] else b, "a" if ex[0][1] else "b")
             if ex[0][1]:
                 a = lanes
@@ -370,8 +376,9 @@ def inline(inst, closure, regs, consts, tag, floats=frozenset()):
         else:
             a, b, c = name(a, "a"), name(b, "b"), name(c, "c")
             out += [f"T[...] = {a}", f"C[...] = {b}", "MUL(T, C, T)"]
-        out += [f"C[...] = {c}",
-                "ADD(T, C, T)",
+        # (a one-value addend -- SGPR or constant -- is added as the closure adds it: one
+        # element broadcast, whose NaN numpy returns where the product is a NaN too)
+        out += ([f"C[...] = {c}", "ADD(T, C, T)"] if ex[2][1] else [f"ADD(T, {c}, T)"]) + [
                 "XOR(TW, RX, TM)",
                 "AND(TM, RA, TM)",
                 "LT(TM, RL, TB)",

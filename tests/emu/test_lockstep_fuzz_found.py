@@ -36,3 +36,28 @@ def test_nan_payload_of_a_per_wave_sgpr_operand(inst, blocks):
     group's per-lane SGPR array picked the VGPR's NaN where a wave alone picks the SGPR's.)"""
     waves = _same([inst], nwaves=4, setup=_nan_operands)
     assert np.isnan(waves[0].v[25].view(np.float32)).all()
+
+
+def _nan_lanes(k, wv):
+    # NaNs with payloads in v17 (every other lane) and v29, a NaN SGPR equal in every wave
+    lanes = np.arange(64)
+    wv.v[17] = np.where(lanes % 2, 0x7FC00001, 0xFFA00000 + lanes)
+    wv.v[29] = np.where(lanes % 3, 0x3F800000, 0xFFC00123)
+    wv.s[5] = 0x7FA0BEEF
+    wv.s[6] = 0x40000000
+
+
+@pytest.mark.parametrize("inst", ["v_fma_f32 v17, v17, -1, v29",       # -1: a NaN as f32
+                                  "v_fma_f32 v17, -2, v17, v29",
+                                  "v_fmac_f32_e32 v17, 0x7fc0dead, v29",
+                                  "v_fma_f32 v17, v17, s6, s5",        # a NaN SGPR addend
+                                  "v_fma_f32 v17, v29, v17, -4",       # a NaN constant addend
+                                  "v_fma_f32 v17, v17, s5, v29"])
+def test_nan_constant_of_an_inline_fma(inst, blocks):
+    """A compiled self-loop's inline FMA (asmevo.emu.lockstep_blockgen, full EXEC) with a NaN
+    constant multiplicand or a one-value (constant / SGPR) NaN addend: the NaN it returns is
+    the closure's, which takes a one-element operand broadcast (numpy then returns that
+    operand's NaN where two meet); the inline form filled the operand into a lane array."""
+    lines = ["s_mov_b32 s40, 3", "LOOP:", inst, "s_sub_u32 s40, s40, 1", "s_cmp_lg_u32 s40, 0",
+             "s_cbranch_scc1 LOOP"]
+    _same(lines, nwaves=2, setup=_nan_lanes)
