@@ -174,8 +174,15 @@ def compile_sys(inst, spec, ctx, nxt):
             return nxt
         return run
     if name in ("s_memtime", "s_memrealtime"):
+        # the clock: the instructions the wave has run before this one (``clock``: the run
+        # loops bring ``wv.count`` up to date before they call it)
         wr = swriter(ops[0], "b64")
-        return lambda wv: (wr(wv, wv.count & 0xFFFFFFFFFFFFFFFF), nxt)[1]
+
+        def clock(wv):
+            wr(wv, wv.count & 0xFFFFFFFFFFFFFFFF)
+            return nxt
+        clock.clock = True
+        return clock
     if name == "s_trap":
         # the emulator has no trap handler: a trap ends the run with an error naming the
         # trap id (CDNA3 ISA guide, SOPP S_TRAP: enter the trap handler with TRAPID=SIMM16[7:0])

@@ -300,6 +300,7 @@ class _Group:
             ia1 = ia[1:]
         n = 0
         mark = 0            # instructions counted into wv.lanes so far
+        counted = 0         # instructions added to wv.count so far (before an s_memtime)
 
         view.sfile = S
         view.srun = slice(None) if full else ia
@@ -593,6 +594,11 @@ class _Group:
                 mark = n
                 cur = pc
                 npcs = []
+                if prog.clock is not None and cur in prog.clock:
+                    # (s_memtime: each wave's count of the instructions before this one)
+                    for wv in act:
+                        wv.count += n - 1 - counted
+                    counted = n - 1
                 for wv in act:
                     try:
                         npcs.append(code[cur](wv))
@@ -649,7 +655,7 @@ class _Group:
         finally:
             self._count(act, n - mark)
             for wv in act:
-                wv.count += n
+                wv.count += n - counted
 
     def _run_fast(self, pc, n, mark, nu, act, ia, others, ex, exec_state, alone):
         """Run the instructions from ``pc`` that have a fast form (:func:`_fast_forms`) while

@@ -95,6 +95,10 @@ class Program:
             self.code.append(f)
         self.code.append(_failing(f"kernel {kernel.name}: execution ran past the last instruction "
                                   "without s_endpgm"))
+        #: pcs of instructions that read the wave's instruction count (s_memtime): a run loop
+        #: adds what it has counted to ``wv.count`` before it calls them; None when none does
+        self.clock = frozenset(i for i, f in enumerate(self.code)
+                               if getattr(f, "clock", False)) or None
 
     def _compile(self, inst, nxt):
         spec = lookup(inst.opcode)
@@ -174,13 +178,18 @@ class Program:
     def run_wave(self, wv, limit: int) -> int:
         """Run ``wv`` until s_barrier / s_endpgm; returns BARRIER or ENDPGM."""
         code = self.code
+        clock = self.clock
         pc = wv.pc
         n = 0
+        done = 0    # of n, already added to wv.count (before an s_memtime)
         ln = 0      # lanes: popcount(EXEC) at each issue
         try:
             while pc >= 0:
                 pc_cur = pc
                 ln += wv.exec_n
+                if clock is not None and pc in clock:
+                    wv.count += n - done
+                    done = n
                 pc = code[pc](wv)
                 n += 1
                 if n > limit:
@@ -188,7 +197,7 @@ class Program:
         except MemoryFault as e:
             raise self.fault(pc_cur, e) from None
         finally:
-            wv.count += n
+            wv.count += n - done
             wv.lanes += ln
         if pc == ENDPGM:
             wv.done = True

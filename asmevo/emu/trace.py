@@ -121,11 +121,16 @@ class Tracer:
         s = wv.s
         pc = wv.pc
         base = len(pcs)
+        clock = prog.clock
         n = 0
+        done = 0    # (as Program.run_wave: the count before an s_memtime)
         ln = 0
         try:
             while pc >= 0:
                 pc_cur = pc
+                if clock is not None and pc in clock:
+                    wv.count += n - done
+                    done = n
                 p = probes[pc]
                 if p is not None and wv.exec_any:
                     try:
@@ -145,7 +150,7 @@ class Tracer:
         except MemoryFault as e:
             raise prog.fault(pc_cur, e) from None
         finally:
-            wv.count += n
+            wv.count += n - done
             wv.lanes += ln
         if pc == ENDPGM:
             wv.done = True

@@ -61,3 +61,26 @@ def test_nan_constant_of_an_inline_fma(inst, blocks):
     lines = ["s_mov_b32 s40, 3", "LOOP:", inst, "s_sub_u32 s40, s40, 1", "s_cmp_lg_u32 s40, 0",
              "s_cbranch_scc1 LOOP"]
     _same(lines, nwaves=2, setup=_nan_lanes)
+
+
+def test_memtime_counts_the_instructions_run_before_it(blocks):
+    """s_memtime / s_memrealtime give the instructions the wave has run before them
+    (exec_lane's clock).  The count was only brought up to date where a run loop returned --
+    at a barrier for a wave alone, also where a lockstep group split or regrouped -- so the
+    two modes read other values after a divergent branch (and a wave alone read the same
+    value twice between two barriers)."""
+    lines = ["v_add_u32_e32 v1, v2, v3",
+             "s_cmp_eq_u32 s8, 0",
+             "s_cbranch_scc1 L",
+             "s_nop 0",                      # (wave 0 skips it)
+             "L:",
+             "s_memtime s[10:11]",
+             "v_add_u32_e32 v1, v2, v1",
+             "s_memrealtime s[12:13]",
+             "s_barrier",
+             "s_memtime s[14:15]"]
+    waves = _same(lines, nwaves=3)
+    for k, wv in enumerate(waves):
+        before = 3 + (k != 0)
+        assert [int(wv.s[i]) for i in (10, 11, 12, 14)] == \
+            [before, 0, before + 2, before + 4], k
