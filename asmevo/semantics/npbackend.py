@@ -518,7 +518,8 @@ def _fma64(a, b, c):
         x, y, z = float(fa[i]), float(fb[i]), float(fc[i])
         import math
         if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-            out[i] = x * y + z
+            # (a finite product is exact, whatever its size: an infinite addend wins)
+            out[i] = z if math.isfinite(x) and math.isfinite(y) else x * y + z
             continue
         exact = Fraction(x) * Fraction(y) + Fraction(z)
         if exact == 0:
@@ -526,8 +527,8 @@ def _fma64(a, b, c):
         else:
             try:
                 out[i] = float(exact)  # Fraction -> float is correctly rounded
-            except OverflowError:
-                out[i] = math.copysign(math.inf, exact)
+            except OverflowError:   # (past the largest double: +-inf, round to nearest)
+                out[i] = math.inf if exact > 0 else -math.inf
     return out.view(np.uint64)
 
 

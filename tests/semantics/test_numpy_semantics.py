@@ -60,6 +60,18 @@ def test_fma_f64_exact():
     assert r == 2.0 ** -60
 
 
+def test_fma_f64_overflow_is_infinity():
+    """A finite product past the largest double rounds to +-inf (round to nearest even); the
+    exact path converted the overflowing Fraction twice and raised OverflowError (found by
+    the lockstep fuzzer, tests/emu/lsfuzz.py: a crash of both emulator modes).  With an
+    infinite addend the (exact, finite) product does not overflow first: the sum is the
+    addend (float arithmetic gave inf - inf = NaN)."""
+    big = np.array([1e300, -1e300, 1e300], np.float64).view(np.uint64)
+    c = np.array([1.0, 1.0, -np.inf], np.float64).view(np.uint64)
+    r = ev("v_fma_f64", big, np.array([1e300] * 3, np.float64).view(np.uint64), c)
+    assert list(r.view(np.float64)) == [np.inf, -np.inf, -np.inf]
+
+
 def test_max_nan_and_signed_zero():
     r = as_f(ev("v_max_f32", f32(np.nan, -0.0, 0.0), f32(3.0, 0.0, -0.0)))
     assert r[0] == 3.0
