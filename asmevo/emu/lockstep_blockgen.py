@@ -560,7 +560,8 @@ def inline_sgen(closure, tag):
         x = _PARAM.sub(lambda m: repr(params[int(m.group(1))]), x)
         x = re.sub(r"\bwv\b", "w0", x)
         for nm, val in consts.items():
-            x = re.sub(rf"\b{nm}\b", val, x)
+            # (parenthesized before a method call: ``63.bit_length()`` is not Python)
+            x = re.sub(rf"\b{nm}\b(\.?)", lambda m, v=val: f"({v})." if m.group(1) else v, x)
         m = _CONST.fullmatch(x)
         if m:       # a constant operand: written into the lines that use it
             consts[m.group(1)] = m.group(2)

@@ -84,3 +84,16 @@ def test_memtime_counts_the_instructions_run_before_it(blocks):
         before = 3 + (k != 0)
         assert [int(wv.s[i]) for i in (10, 11, 12, 14)] == \
             [before, 0, before + 2, before + 4], k
+
+
+@pytest.mark.parametrize("inst", ["s_flbit_i32_b32 s15, 63", "s_flbit_i32_b32 s15, 0xffff",
+                                  "s_ff1_i32_b32 s15, 0x100", "s_bcnt1_i32_b32 s15, 0x70",
+                                  "s_flbit_i32 s15, -8"])
+def test_scalar_constant_with_a_method_call_in_a_block(inst, blocks):
+    """Generated scalar code of a compiled block writes constant operands into the lines
+    that use them (lockstep_blockgen.inline_sgen); s_flbit's ``a0.bit_length()`` became
+    ``63.bit_length()``, a Python SyntaxError when the block compiled (a crash of the
+    lockstep run; one wave at a time ran it)."""
+    lines = ["s_mov_b32 s40, 3", "LOOP:", inst, "s_add_u32 s16, s15, s16",
+             "s_sub_u32 s40, s40, 1", "s_cmp_lg_u32 s40, 0", "s_cbranch_scc1 LOOP"]
+    _same(lines, nwaves=2)
