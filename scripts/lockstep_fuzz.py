@@ -34,13 +34,19 @@ def fuzz(args):
     a, b = (int(x) for x in args.seeds.split(":"))
     os.makedirs(args.out, exist_ok=True)
     t = time.time()
-    bad = 0
+    bad = softs = 0
     for seed in range(a, b):
         case = F.generate(seed)
         if args.show:
             print(f"# seed {seed}: {case.groups} workgroup(s) x {case.nwaves} waves, "
                   f"partial EXEC {case.partial}\n{case.text()}")
-        diffs, _ = F.check(case)
+        diffs, _ = F.check(case, soft=True)
+        if diffs and all(x.startswith("soft:") for d in diffs.values() for x in d):
+            softs += 1
+            print(f"seed {seed}: both modes fail, with other faults (the schedules meet the "
+                  f"waves' faults in another order?): {next(iter(diffs.values()))[0][:300]}",
+                  flush=True)
+            continue
         if diffs:
             bad += 1
             mode = sorted(diffs)[0]
@@ -57,7 +63,8 @@ def fuzz(args):
         if (seed - a + 1) % 100 == 0:
             print(f"{seed - a + 1} programs, {bad} mismatches, {time.time() - t:.0f}s",
                   flush=True)
-    print(f"done: {b - a} programs, {bad} mismatches, {time.time() - t:.0f}s")
+    print(f"done: {b - a} programs, {bad} mismatches, {softs} with other faults in the two "
+          f"modes, {time.time() - t:.0f}s")
     return 1 if bad else 0
 
 

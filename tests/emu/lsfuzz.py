@@ -91,6 +91,10 @@ class Gen:
         self.full = full        # keep EXEC full outside ifs (compiled blocks' full forms)
         self.profile = profile
         self.streaming = False
+        #: the one atomic the program applies to the shared LDS words (two kinds would not
+        #: commute: the order of the waves would show)
+        self.shared_op = self.r.choice(["add_u32", "add_u32", "max_u32", "or_b32", "min_i32",
+                                        "xor_b32"])
 
     # ---------------------------------------------------------------- operands
     def new_label(self, what):
@@ -395,7 +399,7 @@ class Gen:
             a = f"v{r.randrange(40, 44)}"
             if r.random() < 0.6:
                 return [f"v_and_b32_e32 {a}, 0xfc, {self.v()}",
-                        f"ds_add_u32 {a}, {self.v()} offset:{LDS_SHARED}"]
+                        f"ds_{self.shared_op} {a}, {self.v()} offset:{LDS_SHARED}"]
             lines, a, off = self.lds_addr(True)
             return lines + [f"ds_add_rtn_u32 {self.v()}, {a}, {self.v()} offset:{off + 16}"]
         m = r.random()
@@ -679,7 +683,7 @@ class Gen:
         if k == 26:     # order-independent LDS atomics on the shared words
             a = f"v{r.randrange(40, 44)}"
             return [f"v_and_b32_e32 {a}, 0xfc, {self.v()}",
-                    f"ds_{r.choice(['max_u32', 'or_b32', 'min_i32', 'xor_b32', 'inc_u32'])} {a}, {self.v()} offset:{LDS_SHARED}"]
+                    f"ds_{self.shared_op} {a}, {self.v()} offset:{LDS_SHARED}"]
         if k == 27:
             return [f"v_accvgpr_mov_b32 a{r.randrange(0, 8)}, a{r.randrange(0, 8)}"]
         if k == 28:     # 64-bit global atomics with return, in the wave's own region
@@ -844,6 +848,9 @@ class Gen:
                "v_lshlrev_b32_e32 v56, 3, v0", "v_and_b32_e32 v56, 0x7f8, v56",
                "v_mov_b32_e32 v57, 0", "v_lshl_add_u64 v[56:57], v[56:57], 0, s[2:3]",
                "s_mov_b64 s[72:73], s[4:5]", f"s_mov_b32 {c}, {r.choice([2, 3, 5, 8])}",
+               f"s_mov_b32 s76, {r.choice([4, 2, 8])}", "s_mov_b32 s77, 0",
+               "v_and_b32_e32 v58, 3, v0", "v_lshlrev_b32_e32 v58, 1, v58",  # 0, 2, 4, 6
+               "v_mov_b32_e32 v59, 0", f"v_mov_b32_e32 v60, {r.choice([0, 4, 2])}",
                f"{L}:"]
         body = []
         x, y = self.v(), self.v()
@@ -862,7 +869,14 @@ class Gen:
             [f"v_fmac_f32_e32 {self.v()}, {self.v()}, {x}"],
             [f"v_add_u32_e32 {self.v()}, {x}, {y}"],
             [f"s_cmp_eq_u32 {c}, 1"],
+            [f"v_lshl_add_u64 v[46:47], v[46:47], 0, s[76:77]"],     # (s76: 4 or 2)
+            [f"v_lshl_add_u64 v[46:47], v[46:47], 0, v[58:59]"],     # (per lane: 0, 4 or 6)
+            [f"global_load_dword {x}, v[46:47], off offset:{r.choice([2, 4, 8])}"],
         ]
+        if r.random() < 0.3:    # the pointer's dwords written by other (32-bit) instructions
+            items += [["v_add_u32_e32 v46, 4, v46"], ["v_sub_u32_e32 v46, v46, v60"],
+                      ["v_mov_b32_e32 v47, v47"], ["v_add_co_u32_e32 v46, vcc, 8, v46",
+                                                   "v_addc_co_u32_e32 v47, vcc, 0, v47, vcc"]]
         for _ in range(r.randint(4, 12)):
             it = r.choice(items)
             body.append("\n".join(it))
@@ -964,9 +978,9 @@ def generate(seed, size=None, check=True):
 
 
 # ------------------------------------------------------------------------------ running
-def _state(case):
-    """Initial per-wave values (deterministic in the case's seed)."""
-    rng = np.random.default_rng(case.seed)
+def _state(case, data_seed=None):
+    """Initial per-wave values (deterministic in the case's seed, or ``data_seed``)."""
+    rng = np.random.default_rng(case.seed if data_seed is None else data_seed)
     W = case.groups * case.nwaves
     sp = SPECIAL_F32
 
@@ -1015,18 +1029,11 @@ class Result:
         self.error = error
 
 
-def run_case(case, lockstep, blocks=True, limit=20000):
-    """Run ``case`` with the waves one at a time (``lockstep`` False) or as a lockstep group,
-    with compiled blocks (``blocks``) or without; a :class:`Result`."""
-    from asmevo.emu import launch as L
-    from asmevo.emu import lockstep_block as LB
-    from asmevo.emu.executor import Program
-    from asmevo.emu.launch import _run_group
-    from asmevo.emu.memory import EmuError, GlobalMemory, ScratchMemory
+def _launch(case, data_seed=None):
+    """Memory, workgroups and waves of ``case`` in their initial state."""
+    from asmevo.emu.memory import GlobalMemory, ScratchMemory
     from asmevo.emu.state import Wave, Workgroup
-    from tests.emu.conftest import build_kernel
-
-    init, ro, rw, lds, scr = _state(case)
+    init, ro, rw, lds, scr = _state(case, data_seed)
     mem = GlobalMemory()
     ro_base = mem.map("ro", ro, writable=True)
     rw_base = mem.map("rw", rw)
@@ -1062,12 +1069,39 @@ def run_case(case, lockstep, blocks=True, limit=20000):
             wv.scratch.words[:] = scr[k].reshape(-1)[:wv.scratch.words.size].reshape(
                 wv.scratch.words.shape)
         waves.append(wv)
-    prog = Program(build_kernel(case.flat() + ["s_endpgm"]), mem)
+    return mem, wgs, waves
+
+
+def run_case(case, lockstep, blocks=True, limit=20000, warm=False):
+    """Run ``case`` with the waves one at a time (``lockstep`` False) or as a lockstep group,
+    with compiled blocks (``blocks``) or without; a :class:`Result`.  ``warm``: the same
+    Program runs the case on other data first (a new memory, as the launches of one kernel
+    reuse its Program: compiled blocks, their remembered buffers and visit counts)."""
+    from asmevo.emu import launch as L
+    from asmevo.emu import lockstep_block as LB
+    from asmevo.emu.executor import Program
+    from asmevo.emu.launch import _run_group
+    from asmevo.emu.memory import EmuError
+    from tests.emu.conftest import build_kernel
+
     old = L.LOCKSTEP, LB.ENABLED
     L.LOCKSTEP, LB.ENABLED = lockstep, blocks
+    prog = None
     err = None
     try:
         with np.errstate(all="ignore"):
+            if warm:
+                mem, wgs, waves = _launch(case, case.seed + 100003)
+                prog = Program(build_kernel(case.flat() + ["s_endpgm"]), mem)
+                try:
+                    _run_group(prog, waves, limit)
+                except EmuError:
+                    pass
+            mem, wgs, waves = _launch(case)
+            if prog is None:
+                prog = Program(build_kernel(case.flat() + ["s_endpgm"]), mem)
+            else:
+                prog.ctx.mem = mem
             _run_group(prog, waves, limit)
     except EmuError as e:
         err = str(e)
@@ -1083,7 +1117,12 @@ def compare(a, b):
     out = []
     if a.error != b.error and not (a.error and b.error and "runaway" in a.error and
                                    "runaway" in b.error):
-        out.append(f"error: {a.error!r} vs {b.error!r}")
+        # both fail, with other emulated faults: the two schedules meet the waves' faults in
+        # another order (tests/emu/test_lockstep_fuzz_found.py test_first_fault_of_several_
+        # waves) -- "soft", reported apart (a difference of state could also show this way)
+        soft = a.error and b.error and not any(
+            x in e for e in (a.error, b.error) for x in ("CRASH", "cannot be emulated"))
+        out.append(("soft: " if soft else "") + f"error: {a.error!r} vs {b.error!r}")
         return out
     if a.error is not None:     # (the same error: the state it left is not a result)
         return out
@@ -1117,16 +1156,18 @@ def compare(a, b):
     return out
 
 
-MODES = {"lockstep": (True, True), "lockstep-noblocks": (True, False)}
+MODES = {"lockstep": (True, True), "lockstep-noblocks": (True, False),
+         "lockstep-warm": (True, True, 20000, True)}
 
 
-def check(case, modes=("lockstep", "lockstep-noblocks")):
-    """{mode: differences from one wave at a time} for the modes that differ."""
+def check(case, modes=("lockstep", "lockstep-noblocks", "lockstep-warm"), soft=False):
+    """{mode: differences from one wave at a time} for the modes that differ (``soft``: also
+    those where both fail with other faults), and the reference :class:`Result`."""
     ref = run_case(case, False)
     bad = {}
     for m in modes:
         d = compare(run_case(case, *MODES[m]), ref)
-        if d:
+        if d and (soft or not all(x.startswith("soft:") for x in d)):
             bad[m] = d
     return bad, ref
 
@@ -1134,10 +1175,21 @@ def check(case, modes=("lockstep", "lockstep-noblocks")):
 def shrink(case, mode, verbose=False):
     """A smaller case (fewer lines, waves, groups) that still differs in ``mode``."""
     def bad(c):
+        flat = c.flat()
+        labels = {x[:-1] for x in flat if x.endswith(":")}
+        for x in flat:      # (a removed label: a branch that cannot be compiled)
+            w = x.split()
+            if w and w[0].startswith("s_") and "branch" in w[0] and w[-1] not in labels:
+                return False
         try:
-            return bool(compare(run_case(c, *MODES[mode]), run_case(c, False)))
+            a, b = run_case(c, *MODES[mode]), run_case(c, False)
         except Exception:   # noqa: BLE001  (a line removed made it unparseable...)
             return False
+        if any(e and ("cannot be emulated" in e or "CRASH" in e and "CRASH" not in orig)
+               for e in (a.error, b.error)):
+            return False
+        return bool(compare(a, b))
+    orig = str(compare(run_case(case, *MODES[mode]), run_case(case, False)))
     # launch shape first
     for groups, nwaves, partial, scratch in ((1, 2, False, case.scratch),
                                               (1, 2, case.partial, case.scratch),
