@@ -1029,10 +1029,13 @@ class Result:
         self.error = error
 
 
-def _launch(case, data_seed=None):
-    """Memory, workgroups and waves of ``case`` in their initial state."""
+def _launch(case, data_seed=None, rows=None):
+    """Memory, workgroups and waves of ``case`` in their initial state; with ``rows`` (VGPR,
+    AGPR rows: Program.register_rows) the waves' registers are columns of shared files as
+    asmevo.emu.launch builds a lockstep set (returned as ``shared`` for run_lockstep, with the
+    LDS layout launch gives), else None."""
     from asmevo.emu.memory import GlobalMemory, ScratchMemory
-    from asmevo.emu.state import Wave, Workgroup
+    from asmevo.emu.state import NUM_SGPR_SLOTS, Wave, Workgroup
     init, ro, rw, lds, scr = _state(case, data_seed)
     mem = GlobalMemory()
     ro_base = mem.map("ro", ro, writable=True)
@@ -1044,11 +1047,21 @@ def _launch(case, data_seed=None):
         wg.lds.words[:] = lds[g]
     waves = []
     for k, (g, i, v, s, e, vcc, m0, scc) in enumerate(init):
-        wv = Wave(wgs[g], i, ScratchMemory(SCRATCH) if case.scratch else None)
+        regs = None
+        if rows is not None:
+            if k == 0:
+                W = len(init)
+                V = np.zeros((rows[0], W, 64), np.uint32)
+                A = np.zeros((rows[1], W, 64), np.uint32)
+                S = np.zeros((W, NUM_SGPR_SLOTS), np.uint32)
+            regs = (V[:, k], A[:, k], S[k])
+        wv = Wave(wgs[g], i, ScratchMemory(SCRATCH) if case.scratch else None, regs)
+        nv = wv.v.shape[0]
         wv.v[0] = LANES + 64 * i
         wv.v[1] = k
-        wv.v[10:30] = v
-        wv.v[30:40] = v[:10] ^ np.uint32(0x5a5a5a5a)
+        wv.v[10:min(30, nv)] = v[:max(0, min(30, nv) - 10)]
+        if nv > 30:
+            wv.v[30:min(40, nv)] = (v[:10] ^ np.uint32(0x5a5a5a5a))[:min(40, nv) - 30]
         wv.s[10:40] = s
         b = rw_base + RW_REGION * k
         wv.s[2], wv.s[3] = b & 0xFFFFFFFF, b >> 32
@@ -1069,14 +1082,20 @@ def _launch(case, data_seed=None):
             wv.scratch.words[:] = scr[k].reshape(-1)[:wv.scratch.words.size].reshape(
                 wv.scratch.words.shape)
         waves.append(wv)
-    return mem, wgs, waves
+    shared = None
+    if rows is not None:
+        from asmevo.emu.lockstep import lds_layout
+        shared = (V, A, S, lds_layout(buf, seg, case.groups, case.nwaves, LDS_BYTES))
+    return mem, wgs, waves, shared
 
 
-def run_case(case, lockstep, blocks=True, limit=20000, warm=False):
+def run_case(case, lockstep, blocks=True, limit=20000, warm=False, launch=False):
     """Run ``case`` with the waves one at a time (``lockstep`` False) or as a lockstep group,
     with compiled blocks (``blocks``) or without; a :class:`Result`.  ``warm``: the same
     Program runs the case on other data first (a new memory, as the launches of one kernel
-    reuse its Program: compiled blocks, their remembered buffers and visit counts)."""
+    reuse its Program: compiled blocks, their remembered buffers and visit counts).
+    ``launch``: the registers and LDS laid out as asmevo.emu.launch lays out a lockstep set
+    (shared files with only the register rows the program uses, its LDS layout)."""
     from asmevo.emu import launch as L
     from asmevo.emu import lockstep_block as LB
     from asmevo.emu.executor import Program
@@ -1091,18 +1110,23 @@ def run_case(case, lockstep, blocks=True, limit=20000, warm=False):
     try:
         with np.errstate(all="ignore"):
             if warm:
-                mem, wgs, waves = _launch(case, case.seed + 100003)
+                mem, wgs, waves, _ = _launch(case, case.seed + 100003)
                 prog = Program(build_kernel(case.flat() + ["s_endpgm"]), mem)
                 try:
                     _run_group(prog, waves, limit)
                 except EmuError:
                     pass
-            mem, wgs, waves = _launch(case)
+            if launch:
+                prog = Program(build_kernel(case.flat() + ["s_endpgm"]), None)
+                mem, wgs, waves, shared = _launch(case, rows=prog.register_rows())
+                prog.ctx.mem = mem
+            else:
+                mem, wgs, waves, shared = _launch(case)
             if prog is None:
                 prog = Program(build_kernel(case.flat() + ["s_endpgm"]), mem)
             else:
                 prog.ctx.mem = mem
-            _run_group(prog, waves, limit)
+            _run_group(prog, waves, limit, shared)
     except EmuError as e:
         err = str(e)
     except Exception as e:     # noqa: BLE001  (an emulator crash: reported as such)
@@ -1128,7 +1152,8 @@ def compare(a, b):
         return out
     for k, (x, y) in enumerate(zip(a.waves, b.waves)):
         for f in ("v", "a"):
-            d = np.argwhere(getattr(x, f) != getattr(y, f))
+            n = min(getattr(x, f).shape[0], getattr(y, f).shape[0])   # (launch: fewer rows)
+            d = np.argwhere(getattr(x, f)[:n] != getattr(y, f)[:n])
             if d.size:
                 r, l = d[0]
                 out.append(f"wave {k} {f}{r} lane {l}: {getattr(x, f)[r, l]:#x} vs "
@@ -1157,10 +1182,12 @@ def compare(a, b):
 
 
 MODES = {"lockstep": (True, True), "lockstep-noblocks": (True, False),
-         "lockstep-warm": (True, True, 20000, True)}
+         "lockstep-warm": (True, True, 20000, True),
+         "lockstep-launch": (True, True, 20000, False, True)}
 
 
-def check(case, modes=("lockstep", "lockstep-noblocks", "lockstep-warm"), soft=False):
+def check(case, modes=("lockstep", "lockstep-noblocks", "lockstep-warm", "lockstep-launch"),
+          soft=False):
     """{mode: differences from one wave at a time} for the modes that differ (``soft``: also
     those where both fail with other faults), and the reference :class:`Result`."""
     ref = run_case(case, False)

@@ -4,8 +4,9 @@ operands, lane moves, LDS, global / buffer / scalar / flat memory, scratch, MFMA
 per-wave and lane-divergent branches and loops, barriers -- run on several waves and
 workgroups give exactly the results of running the waves one at a time (every wave's
 registers, SCC, EXEC, instruction and lane counts, LDS, memory, scratch), with compiled
-blocks and without.  A fixed set of seeds here (10-20 s); scripts/lockstep_fuzz.py runs
-thousands and shrinks what differs."""
+blocks and without, with a Program relaunched on new data and with the register and LDS
+layout asmevo.emu.launch gives a lockstep set.  A fixed set of seeds here (10-20 s on the
+shared cores); scripts/lockstep_fuzz.py runs thousands and shrinks what differs."""
 
 import pytest
 
@@ -29,7 +30,11 @@ def llvm_mc_available():
 @pytest.mark.parametrize("seed", SEEDS)
 def test_lockstep_equals_one_wave_at_a_time(seed, llvm_mc_available):
     case = F.generate(seed, size=30)
-    diffs, ref = F.check(case)
+    # (with blocks and without for every seed; a relaunched Program and launch's register
+    # layout for every third)
+    modes = ("lockstep", "lockstep-noblocks") + \
+        (("lockstep-warm", "lockstep-launch") if seed % 3 == 0 else ())
+    diffs, ref = F.check(case, modes)
     assert not diffs, f"seed {seed}:\n{case.text()}\n{diffs}"
     assert ref.error is None, ref.error         # (the programs run to their end)
 
