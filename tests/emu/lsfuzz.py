@@ -533,7 +533,7 @@ class Gen:
         r = self.r
         d = self.v()
         p, q = self.vp(), self.vp()
-        k = r.randrange(30)
+        k = r.randrange(34)
         half = (self.phase % 2) * LDS_HALF
         other = ((self.phase + 1) % 2) * LDS_HALF
         if k == 0:
@@ -651,6 +651,45 @@ class Gen:
         if k == 19:
             return [f"v_cndmask_b32_sdwa {d}, {self.v()}, {self.v()}, vcc dst_sel:WORD_0 "
                     f"dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:BYTE_0"]
+        if k == 30:     # three-operand integer forms compilers emit
+            op = r.choice(["v_lshl_or_b32", "v_and_or_b32", "v_or3_b32", "v_add_lshl_u32",
+                           "v_div_fixup_f32", "v_fmac_f64"])
+            if op == "v_fmac_f64":
+                return [f"{op}_e32 {p}, {q}, {self.vp()}"]
+            return [f"{op} {d}, {self.vsrc()}, {self.vsrc()}, {self.v()}"]
+        if k == 31:
+            op = r.choice(["v_frexp_exp_i32_f32", "v_cvt_i32_f32", "v_bcnt_u32_b32", "v_ffbl_b32",
+                           "v_fmamk_f32", "v_fmaak_f32", "v_mov_b64", "v_cmp_ngt_f32"])
+            if op == "v_bcnt_u32_b32":
+                return [f"{op} {d}, {self.vsrc()}, {self.v()}"]
+            if op == "v_fmamk_f32":
+                return [f"{op} {d}, {self.v()}, {r.choice(['0x3fc00000', '0x7fc00001', '0xbf000000'])}, {self.v()}"]
+            if op == "v_fmaak_f32":
+                return [f"{op} {d}, {self.v()}, {self.v()}, {r.choice(['0x3fc00000', '0x7fa00001'])}"]
+            if op == "v_mov_b64":
+                return [f"{op} {p}, {r.choice([q, 's[10:11]', 's[8:9]', '1'])}"]
+            if op == "v_cmp_ngt_f32":
+                return [f"{op}_e64 {r.choice(['vcc', self.sp()])}, {self.vsrc()}, {self.v()}"]
+            return [f"{op}_e32 {d}, {self.vsrc()}"]
+        if k == 32:     # SOPK, wide scalar loads, more global widths
+            m = r.random()
+            if m < 0.3:
+                return [f"s_cmpk_{r.choice(['gt_i32', 'lt_i32', 'eq_u32', 'lg_u32'])} "
+                        f"s{r.choice(DATA_S)}, {r.choice(['0x10', '0x7fff', '0x8000'])}"]
+            if m < 0.45:
+                return [f"s_sub_i32 {self.s()}, {self.s_src()}, {self.s_src()}"]
+            if m < 0.6:
+                return ["s_load_dwordx8 s[16:23], s[4:5], 0x20", "s_waitcnt lgkmcnt(0)"]
+            a = r.choice([40, 42, 44])
+            if m < 0.75:
+                return [f"v_and_b32_e32 v{a}, 0x1ff0, {self.v()}",
+                        f"{r.choice(['global_load_ushort', 'global_load_dwordx3'])} "
+                        f"{'v[20:22]' if r.random() < 0.5 else self.v()}, v{a}, s[4:5]"]
+            return [f"v_and_b32_e32 v{a}, 0xff0, {self.v()}",
+                    f"{r.choice(['global_store_dwordx4 v' + str(a) + ', v[20:23]', 'global_store_short_d16_hi v' + str(a) + ', ' + self.v()])}, s[2:3]"]
+        if k == 33:
+            return [f"v_mfma_f32_32x32x8_f16 {r.choice(['v[10:25]', 'a[0:15]'])}, {p}, {q}, "
+                    f"{r.choice(['v[10:25]', 'a[0:15]', '0'])}"]
         if k == 22:
             return [f"v_swap_b32 {self.v()}, {self.v()}"]
         if k == 23:
