@@ -1,13 +1,17 @@
 """A differential fuzzer of the emulator's lockstep mode (asmevo.emu.lockstep).
 
 :func:`generate` makes a random program (structured: straight code, uniform / per-wave /
-lane-divergent ifs, counted self-loops, loops around ifs so that their blocks are visited
-twice and compile, lane loops, barriers at the top level) from a seed, and the state it
-starts from; :func:`run_case` runs it with the waves one at a time (the reference), in
-lockstep with compiled blocks and in lockstep without them; :func:`compare` lists what
-differs (every wave's VGPRs, AGPRs, SGPRs, SCC, EXEC, instruction and lane counts, done,
-LDS, global memory, scratch, the error message).  :func:`shrink` removes lines of a
-mismatching program while the mismatch stays.
+lane-divergent ifs, counted self-loops, pointer-walking loops, loops around the whole
+program so that blocks are visited twice and compile, lane loops, barriers at the top
+level, early s_endpgm of some waves) from a seed, every line checked by llvm-mc (gfx942;
+what it rejects becomes ``s_nop 0``), and the state it starts from.  :func:`run_case` runs
+it with the waves one at a time (the reference) or in lockstep: with compiled blocks,
+without, with a Program relaunched on other data first, with launch's register and LDS
+layout (:data:`MODES`); :func:`compare` lists what differs (every wave's VGPRs, AGPRs,
+SGPRs, SCC, EXEC and its cached flags, instruction and lane counts, done, LDS, global
+memory, scratch, the error message; "soft": both fail, with other faults).
+:func:`shrink` removes lines (an access with the lines computing its address), waves and
+workgroups of a mismatching program while the mismatch stays.
 
 The programs are race-free by construction, so both modes must agree bit for bit:
 
@@ -16,17 +20,21 @@ The programs are race-free by construction, so both modes must agree bit for bit
   one global atomic add per top-level stretch goes to a word every wave adds to;
 * LDS: between two barriers (at the top level only, so every wave meets the same ones)
   a wave writes only its own slice of one half and reads the other half anywhere (the
-  halves swap at each barrier); order-independent ``ds_add_u32`` to a shared area;
+  halves swap at each barrier); one order-independent atomic kind per program on a shared
+  area;
 * loops are counted by reserved SGPRs / VGPRs that random code never writes; code that
   can widen EXEC (random scalar writes of EXEC) is generated only at the top level.
 
 Registers: v0 lane + 64 * wave-in-group, v1 wave index k, v10..v29 data, v30..v39 data
-(pairs), v40..v47 address temporaries, v48..v55 lane-loop counters; s2:3 own ``rw`` base,
-s4:5 ``ro`` base, s6 own LDS slice, s7 scratch offset, s8 = k, s9 = workgroup, s10..s39
-data, s40..s45 loop counters, s46:47 EXEC at entry, s48..s63 saved EXEC of ifs / lane
-loops, s64..s71 V#s, m0 random.
+(pairs), v40..v45 address temporaries, v46:47 / v56:57 walking pointers, v48..v55
+lane-loop counters, v58..v60 pointer steps; s2:3 own ``rw`` base, s4:5 ``ro`` base, s6
+own LDS slice, s7 scratch offset, s8 = k, s9 = workgroup, s10..s39 data (uniform, per wave
+or per workgroup), s40..s45 loop counters, s46:47 EXEC at entry, s48..s63 saved EXEC of
+ifs / lane loops, s64..s71 V#s, s72:73 scalar walking pointer, s74 temporary, s76:77 a
+pointer step, m0 random.
 
-Run as a script: ``python -m tests.emu.lsfuzz [N] [first seed]`` (see scripts/lockstep_fuzz.py).
+Run as a script: ``python -m tests.emu.lsfuzz [N] [first seed]``, or scripts/lockstep_fuzz.py
+(seed ranges, shrinking, the corpus kernels).
 """
 
 from __future__ import annotations
