@@ -292,18 +292,10 @@ class Worker:
         self.p.wait()
 
 
-def _positive(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
-
 
 def main(argv=None) -> int:
+    sys.path.insert(0, str(ROOT))
+    from asmevo.tools.run import positive_int
     ap = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog="Columns: 'X ms' is the median CPU time (time.process_time of the worker) of one "
@@ -315,7 +307,7 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", default=DEFAULT,
                     help="comma-separated corpus entry names (Triton ones too) or variants "
                          f"({', '.join(VARIANTS)}); default: {DEFAULT}")
-    ap.add_argument("--repeat", type=_positive, default=5,
+    ap.add_argument("--repeat", type=positive_int, default=5,
                     help=f"timed runs per kernel and column, after {WARMUP} untimed ones; "
                          "the median is printed (default 5)")
     ap.add_argument("--ref", default=os.environ.get("ASMEVO_REF"),

@@ -96,18 +96,10 @@ def listing_to_source(listing: str) -> tuple[str, int]:
     return "\n".join(out) + "\n", n
 
 
-def _positive(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
-
 
 def main(argv=None) -> int:
+    sys.path.insert(0, str(ROOT))
+    from asmevo.tools.run import positive_int
     ap = argparse.ArgumentParser(
         description=__doc__.splitlines()[0] + "  Then, end to end (issue 16): the asmevo dis "
         "and asmevo asm commands against llvm-objdump and llvm-mc + ld.lld on that code object.",
@@ -120,7 +112,7 @@ def main(argv=None) -> int:
     ap.add_argument("code_object", nargs="?", type=pathlib.Path,
                     help="the code object to measure (default: the largest .co under "
                          "$ASMEVO_CORPUS/aiter/gfx942, else ../shared/corpus/aiter/gfx942)")
-    ap.add_argument("--runs", type=_positive, default=5,
+    ap.add_argument("--runs", type=positive_int, default=5,
                     help="runs of each measurement; medians are printed (default 5)")
     only = ap.add_mutually_exclusive_group()
     only.add_argument("--no-e2e", action="store_true", help="only the parser figures")

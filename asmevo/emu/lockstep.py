@@ -741,14 +741,15 @@ class _Group:
                     if alt[0] == "br":
                         npcs = _br_batch(alt, S, act, ia)
                         npc = npcs[0]
-                        if any(p != npc for p in npcs) and skips[pc] is not None:
-                            npc = _ride(act, npcs, alt, skips[pc])
-                        elif any(p != npc for p in npcs):     # the group splits
-                            for wv, p in zip(act, npcs):
-                                wv.pc = p
-                            n += 1
-                            pc = -1
-                            break
+                        if any(p != npc for p in npcs):
+                            if skips[pc] is not None:   # the waves with EXEC = 0 come along
+                                npc = _ride(act, npcs, alt, skips[pc])
+                            else:                       # the group splits
+                                for wv, p in zip(act, npcs):
+                                    wv.pc = p
+                                n += 1
+                                pc = -1
+                                break
                     else:
                         wexec = m[6]
                         if wexec:

@@ -32,6 +32,18 @@ def non_negative_int(text: str) -> int:
     return v
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (a repeat count)."""
+    import argparse
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return v
+
+
 def add_arguments(p) -> None:
     """Arguments: kernel file, ``--harness``, ``--entry``, ``--kernel``, ``--seed``, ``--out``,
     ``--check``, ``--lds``."""
